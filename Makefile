@@ -1,0 +1,28 @@
+# Two commands: `make run` and `make test`. Everything else is a step of those.
+SHELL := /bin/bash
+export PATH := /opt/swift/usr/bin:$(PATH)
+
+.PHONY: run test deps build bench clean stop
+
+run: deps build
+	@scripts/run.sh
+
+test: deps
+	@scripts/test.sh
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	@swift build -c release --product pricesvc 2>&1 | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)' || true
+	@test -x .build/release/pricesvc
+
+bench: deps build
+	@scripts/install-deps.sh --bench
+	@bench/run.sh
+
+stop:
+	@scripts/pg-cluster.sh stop var/dev/pg
+
+clean: stop
+	rm -rf .build var

@@ -1,0 +1,178 @@
+import AnonAuth
+import Foundation
+import PriceDB
+import PriceJSON
+
+/// Supabase Auth's anonymous subset: sign-up, refresh-token rotation, logout, current user.
+/// Tokens are minted here; what must hold across instances (per-IP limits, rotation and reuse
+/// detection) is decided by the auth functions in the database.
+extension PriceService {
+    func signUp(_ request: HTTPRequest) -> HTTPResponse {
+        let metadata: String
+        switch Self.signUpMetadata(request.body, maxBytes: settings.userMetadataMaxBytes) {
+        case .success(let text): metadata = text
+        case .failure(let error): return error.response
+        }
+        let refresh = RefreshToken.generate()
+        let ipKey = clientKey.key(forIP: request.clientIP)
+        let query = Query.prepared(Statements.signUp, [
+            Self.byteaHex(ipKey), metadata, Self.byteaHex(refresh.hash),
+            String(settings.signUpsPerHourPerIP), String(settings.signUpBurstPerIP),
+        ])
+        do {
+            let row = try database.run([query]).last?.rows.first
+            guard let row, row.count == 4, let userID = row[0], let sessionID = row[1],
+                  let created = row[2], let updated = row[3] else {
+                return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
+            }
+            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
+            return session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
+        } catch {
+            return authFailure(error).response
+        }
+    }
+
+    func refresh(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.queryValue("grant_type") == "refresh_token" else {
+            return APIError.auth(400, "validation_failed",
+                                 "Only grant_type=refresh_token is supported").response
+        }
+        let presented: String
+        switch JSONBody.parse(request.body) {
+        case .failure:
+            return APIError.auth(400, "bad_json", "Body must be a JSON object with refresh_token").response
+        case .success(let body):
+            guard let token = body["refresh_token"]?.stringValue, !token.isEmpty, token.utf8.count <= 256 else {
+                return APIError.auth(400, "validation_failed", "refresh_token is required").response
+            }
+            presented = token
+        }
+        guard let presentedHash = RefreshToken.hash(presented) else {
+            return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
+        }
+        let next = RefreshToken.generate()
+        let query = Query.prepared(Statements.refresh, [
+            Self.byteaHex(presentedHash), Self.byteaHex(next.hash),
+            Self.byteaHex(clientKey.key(forIP: request.clientIP)),
+            String(settings.refreshesPerWindowPerIP), String(settings.refreshWindowSeconds),
+            String(settings.refreshReuseSeconds),
+        ])
+        do {
+            guard let row = try database.run([query]).last?.rows.first, row.count == 6 else {
+                return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
+            }
+            guard row[0] == "ok", let userID = row[1], let sessionID = row[2], let created = row[3],
+                  let updated = row[4] else {
+                return APIError.auth(400, "refresh_token_already_used",
+                                     "Invalid Refresh Token: Already Used; the session has been revoked").response
+            }
+            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: row[5] ?? "{}")
+            return session(userID: userID, sessionID: sessionID, refreshToken: next.token, user: user)
+        } catch {
+            return authFailure(error).response
+        }
+    }
+
+    func logout(_ request: HTTPRequest, caller: Caller) -> HTTPResponse {
+        guard case .user(let token) = caller, let sessionID = token.sessionID else {
+            return APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response
+        }
+        let scope = request.queryValue("scope") ?? "global"
+        guard ["global", "local", "others"].contains(scope) else {
+            return APIError.auth(400, "validation_failed", "scope must be global, local or others").response
+        }
+        do {
+            _ = try database.run([.prepared(Statements.signOut, [sessionID.uuidString.lowercased(), scope])])
+            return .empty(204)
+        } catch {
+            return authFailure(error).response
+        }
+    }
+
+    func user(caller: Caller) -> HTTPResponse {
+        guard case .user(let token) = caller, let userID = token.sub else {
+            return APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response
+        }
+        do {
+            guard let row = try database.run([.prepared(Statements.user, [userID.uuidString.lowercased()])]).last?.rows.first,
+                  row.count == 4, let id = row[0], let created = row[1], let updated = row[2] else {
+                return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
+            }
+            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated,
+                                         userMetadata: row[3] ?? "{}").json)
+        } catch {
+            return authFailure(error).response
+        }
+    }
+
+    private func session(userID: String, sessionID: String, refreshToken: String, user: UserRecord) -> HTTPResponse {
+        guard let userUUID = UUID(uuidString: userID), let sessionUUID = UUID(uuidString: sessionID) else {
+            return APIError.auth(500, "unexpected_failure", "Malformed identifiers from the database").response
+        }
+        let now = self.now()
+        let access = issuer.accessToken(userID: userUUID, sessionID: sessionUUID, now: now)
+        let body = SessionBody(accessToken: access.token, expiresIn: access.expiresAt - now,
+                               expiresAt: access.expiresAt, refreshToken: refreshToken, user: user)
+        return .json(200, body.json)
+    }
+
+    /// Database errors on the auth surface, in Supabase Auth's error shape.
+    private func authFailure(_ error: DatabaseError) -> APIError {
+        metrics.recordDatabaseError(kind: APIError.metricsKind(error))
+        if error.isUnavailable {
+            return .auth(503, "service_unavailable", "Database unavailable, retry shortly",
+                         retryAfter: settings.unavailableRetryAfter)
+        }
+        switch error.sqlState {
+        case "PT429":
+            return .auth(429, "over_request_rate_limit", error.message,
+                         retryAfter: SQLStateMapping.retryAfter(fromHint: error.hint) ?? 60)
+        case "PA001":
+            return .auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
+        case "PA002":
+            return .auth(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+        case "PA003":
+            return .auth(403, "session_not_found", "Session from the access token no longer exists")
+        default:
+            return .auth(500, "unexpected_failure", "Internal error")
+        }
+    }
+
+    /// The `data` object of a sign-up body becomes user_metadata; email or phone sign-ups are refused.
+    static func signUpMetadata(_ body: [UInt8], maxBytes: Int) -> Result<String, APIError> {
+        if body.isEmpty { return .success("{}") }
+        guard case .success(let document) = JSONBody.parse(body), document.objectValue != nil else {
+            return .failure(.auth(400, "bad_json", "Body must be a JSON object"))
+        }
+        for field in ["email", "phone"] {
+            if let value = document[field], !value.isNull, value.stringValue != "" {
+                return .failure(.auth(422, "\(field)_provider_disabled",
+                                      "Only anonymous sign-in is offered: sign up without \(field)"))
+            }
+        }
+        guard let data = document["data"], !data.isNull else { return .success("{}") }
+        guard data.objectValue != nil else {
+            return .failure(.auth(400, "validation_failed", "data must be a JSON object"))
+        }
+        let text = data.serialized()
+        guard text.utf8.count <= maxBytes else {
+            return .failure(.auth(400, "validation_failed", "data is larger than \(maxBytes) bytes"))
+        }
+        guard !text.contains("\\u0000") else {
+            return .failure(.auth(400, "validation_failed", "data must not contain NUL characters"))
+        }
+        return .success(text)
+    }
+
+    /// PostgreSQL's text input for bytea.
+    static func byteaHex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]("\\x".utf8)
+        out.reserveCapacity(2 + bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

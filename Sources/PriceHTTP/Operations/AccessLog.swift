@@ -1,0 +1,44 @@
+import Foundation
+import PriceJSON
+
+/// One JSON line per request on standard output. Deliberately no headers, no query string and no
+/// body: tokens travel in headers and bodies, and a log must never hold them.
+public struct AccessLog: Sendable {
+    public let enabled: Bool
+
+    public init(enabled: Bool) { self.enabled = enabled }
+
+    public struct Entry: Sendable {
+        public var time: Date
+        public var requestID: String
+        public var method: String
+        public var route: String
+        public var status: Int
+        public var seconds: Double
+    }
+
+    public static func line(_ entry: Entry) -> String {
+        let millis = (entry.seconds * 1_000_000).rounded() / 1000
+        return "{\"time\":\"\(timestamp(entry.time))\",\"request_id\":\(JSONString.quoted(entry.requestID)),"
+            + "\"method\":\(JSONString.quoted(String(entry.method.prefix(16)))),\"route\":\(JSONString.quoted(entry.route)),"
+            + "\"status\":\(entry.status),\"duration_ms\":\(millis)}\n"
+    }
+
+    public func write(_ entry: Entry) {
+        guard enabled else { return }
+        let text = Self.line(entry)
+        // One write(2) per line keeps lines from different threads whole.
+        _ = text.withCString { pointer in
+            Foundation.write(STDOUT_FILENO, pointer, strlen(pointer))
+        }
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970)
+        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+    }
+}

@@ -1,0 +1,179 @@
+import PriceJSON
+
+/// `POST /rest/v1/price_reports` parsed and checked before it reaches the database.
+/// The database enforces every rule again; this layer exists to give a person a precise
+/// message, and to make sure only the five client-writable columns are ever sent.
+public struct ReportSubmission: Sendable, Equatable {
+    public static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
+    public static let maxRows = 10
+
+    public struct Row: Sendable, Equatable {
+        /// The values as the author sent them, in `columns` order; nil for an absent key.
+        public var values: [String: JSONValue]
+    }
+
+    public var rows: [Row]
+    /// Whether the body was a single object (PostgREST still answers with an array).
+    public var wasSingleObject: Bool
+    public var returnRepresentation: Bool
+
+    /// The rows as one JSON array with exactly the client-writable keys, the parameter of the
+    /// insert statement (`jsonb_to_recordset`).
+    public var parameterJSON: String {
+        var out = "["
+        for (index, row) in rows.enumerated() {
+            if index > 0 { out += "," }
+            out += "{"
+            var first = true
+            for column in Self.columns {
+                guard let value = row.values[column] else { continue }
+                if !first { out += "," }
+                first = false
+                out += JSONString.quoted(column) + ":" + value.serialized()
+            }
+            out += "}"
+        }
+        return out + "]"
+    }
+
+    public static func parse(body: [UInt8], contentType: String?, prefer: String?) -> Result<ReportSubmission, APIError> {
+        guard isJSONContentType(contentType) else {
+            return .failure(.badRequest("PGRST107", "Content-Type must be application/json",
+                                        details: "Received \(contentType.map { "'\($0.prefix(100))'" } ?? "no Content-Type")"))
+        }
+        let document: JSONValue
+        switch JSONBody.parse(body) {
+        case .success(let value): document = value
+        case .failure(let error): return .failure(error)
+        }
+        let objects: [JSONValue]
+        let single: Bool
+        if document.objectValue != nil {
+            objects = [document]
+            single = true
+        } else if let elements = document.arrayValue {
+            guard !elements.isEmpty else {
+                return .failure(.badRequest("PGRST102", "Empty array: send at least one report"))
+            }
+            guard elements.count <= maxRows else {
+                return .failure(.badRequest("PGRST102", "Too many reports in one request",
+                                            details: "\(elements.count) reports sent, at most \(maxRows) allowed"))
+            }
+            objects = elements
+            single = false
+        } else {
+            return .failure(.badRequest("PGRST102", "Body must be a JSON object or an array of objects"))
+        }
+
+        var rows: [Row] = []
+        var firstKeys: Set<String>?
+        for (index, object) in objects.enumerated() {
+            guard let members = object.objectValue else {
+                return .failure(.badRequest("PGRST102", "Element \(index) of the array is not a JSON object"))
+            }
+            var values: [String: JSONValue] = [:]
+            for member in members {
+                let (key, value) = (member.key, member.value)
+                guard columns.contains(key) else {
+                    return .failure(.badRequest("PGRST204",
+                        "Could not find the '\(JSONBody.printable(key))' column of 'price_reports' in the schema cache",
+                        hint: "Writable columns: \(columns.joined(separator: ", "))"))
+                }
+                if case .failure(let error) = check(column: key, value: value) { return .failure(error) }
+                values[key] = value
+            }
+            let keys = Set(values.keys)
+            if let expected = firstKeys, expected != keys {
+                return .failure(.badRequest("PGRST102", "All object keys must match",
+                                            details: "Element \(index) has different keys than element 0"))
+            }
+            firstKeys = keys
+            rows.append(Row(values: values))
+        }
+        return .success(ReportSubmission(rows: rows, wasSingleObject: single,
+                                         returnRepresentation: PreferHeader(prefer).returnRepresentation))
+    }
+
+    /// Type checks per column. Range and format rules that the table's CHECK constraints also
+    /// hold are repeated only where the database's message would be unhelpful (types, NUL bytes).
+    static func check(column: String, value: JSONValue) -> Result<Void, APIError> {
+        if value.isNull {
+            return .success(())
+        }
+        switch column {
+        case "price_cents":
+            guard value.numberValue != nil else {
+                return .failure(typeError(column, "an integer number of cents"))
+            }
+            guard let cents = value.numberValue?.asInt64 else {
+                return .failure(.badRequest("22P02", "price_cents must be a whole number of cents",
+                                            details: "Got \(value.serialized().prefix(40))"))
+            }
+            guard cents > 0, cents <= 1_000_000 else {
+                return .failure(.badRequest("23514", "price_cents must be between 1 and 1000000",
+                                            details: "Got \(cents)"))
+            }
+        case "client_report_id":
+            guard let text = value.stringValue else { return .failure(typeError(column, "a UUID string")) }
+            guard UUIDText.isValid(text) else {
+                return .failure(.badRequest("22P02", "client_report_id must be a UUID",
+                                            details: "Got '\(JSONBody.printable(String(text.prefix(60))))'"))
+            }
+        default:
+            guard let text = value.stringValue else { return .failure(typeError(column, "a string")) }
+            if text.utf8.contains(0) {
+                return .failure(.badRequest("22P05", "\(column) must not contain NUL characters"))
+            }
+        }
+        return .success(())
+    }
+
+    private static func typeError(_ column: String, _ expected: String) -> APIError {
+        .badRequest("22P02", "\(column) must be \(expected)")
+    }
+
+    static func isJSONContentType(_ value: String?) -> Bool {
+        guard let value else { return false }
+        let media = value.split(separator: ";", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        return media.trimmingSpaces == "application/json"
+    }
+}
+
+/// `Prefer: return=representation` / `return=minimal`, comma-separated with other preferences.
+struct PreferHeader {
+    var returnRepresentation = false
+
+    init(_ header: String?) {
+        guard let header else { return }
+        for part in header.split(separator: ",") where part.trimmingSpaces == "return=representation" {
+            returnRepresentation = true
+        }
+    }
+}
+
+enum UUIDText {
+    /// 8-4-4-4-12 hex digits, the only form PostgreSQL's uuid input and the SDKs share.
+    static func isValid(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (byte >= 48 && byte <= 57) || (byte >= 97 && byte <= 102) || (byte >= 65 && byte <= 70) else {
+                    return false
+                }
+            }
+        }
+        return true
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}

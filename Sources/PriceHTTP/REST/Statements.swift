@@ -1,0 +1,78 @@
+import PriceDB
+
+/// Every statement the service sends, prepared once per connection. Identity first, then the
+/// work, in one pipeline: the `set_config` calls are transaction-local, so nothing leaks into
+/// the next request on the same connection.
+public enum Statements {
+    /// PostgREST's role switch, with the signed token instead of a claims JSON: the database
+    /// verifies the token itself (auth.jwt()), so holding the service's credentials is not
+    /// enough to act as another reporter.
+    static let identity = PreparedStatement(name: "pricesvc_identity", sql: """
+        select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt', $2, true)
+        """)
+
+    static let insertReports = PreparedStatement(name: "pricesvc_insert_reports", sql: """
+        insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id)
+        select r.location_id, r.rate_kind, r.price_cents, coalesce(r.currency, 'USD'), r.client_report_id
+        from pg_catalog.jsonb_to_recordset($1::jsonb) with ordinality
+             as r(location_id text, rate_kind text, price_cents integer, currency text, client_report_id uuid, n bigint)
+        order by r.n
+        """)
+
+    /// Filled by the insert trigger; lets `return=representation` answer without SELECT on the table.
+    static let receipts = PreparedStatement(name: "pricesvc_receipts", sql: """
+        select pg_catalog.current_setting('pricesvc.receipts', true)
+        """)
+
+    static let median = PreparedStatement(name: "pricesvc_median", sql: """
+        select coalesce(pg_catalog.json_agg(m), '[]')::text
+        from public.price_median(location_id => $1) m
+        """)
+
+    static let medianOfKind = PreparedStatement(name: "pricesvc_median_kind", sql: """
+        select coalesce(pg_catalog.json_agg(m), '[]')::text
+        from public.price_median(location_id => $1, rate_kind => $2) m
+        """)
+
+    static let medians = PreparedStatement(name: "pricesvc_medians", sql: """
+        select coalesce(pg_catalog.json_agg(m), '[]')::text
+        from public.price_medians(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb))) m
+        """)
+
+    static let mediansOfKind = PreparedStatement(name: "pricesvc_medians_kind", sql: """
+        select coalesce(pg_catalog.json_agg(m), '[]')::text
+        from public.price_medians(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)),
+                                  rate_kind => $2) m
+        """)
+
+    static let signUp = PreparedStatement(name: "pricesvc_sign_up", sql: """
+        select s.user_id::text, s.session_id::text, pg_catalog.to_json(s.created_at)::text,
+               pg_catalog.to_json(s.updated_at)::text
+        from auth.sign_up_anonymous($1::bytea, $2::jsonb, $3::bytea, $4::integer, $5::integer) s
+        """)
+
+    static let refresh = PreparedStatement(name: "pricesvc_refresh", sql: """
+        select r.status, r.user_id::text, r.session_id::text, pg_catalog.to_json(r.created_at)::text,
+               pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text
+        from auth.refresh_session($1::bytea, $2::bytea, $3::bytea, $4::integer, $5::integer, $6::integer) r
+        """)
+
+    static let signOut = PreparedStatement(name: "pricesvc_sign_out", sql: """
+        select auth.sign_out($1::uuid, $2)
+        """)
+
+    static let user = PreparedStatement(name: "pricesvc_user", sql: """
+        select u.user_id::text, pg_catalog.to_json(u.created_at)::text, pg_catalog.to_json(u.updated_at)::text,
+               u.user_metadata::text
+        from auth.get_user($1::uuid) u
+        """)
+
+    static let appliedMigrations = PreparedStatement(name: "pricesvc_applied_migrations", sql: """
+        select name, checksum from pricesvc_meta.applied_migrations()
+        """)
+
+    public static let all: [PreparedStatement] = [
+        identity, insertReports, receipts, median, medianOfKind, medians, mediansOfKind,
+        signUp, refresh, signOut, user, appliedMigrations,
+    ]
+}

@@ -1,0 +1,92 @@
+/// Every endpoint pricesvc answers, as a value. Anything else is `.notFound`.
+public enum Route: Sendable, Equatable {
+    case health
+    case ready
+    case metrics
+    case openAPI
+    case submitReports
+    /// GET/PATCH/PUT/DELETE on the reports table: nobody may read or change reports.
+    case reportsDenied
+    case rpc(String)
+    case unknownTable(String)
+    case signUp
+    case token
+    case logout
+    case user
+    case notFound
+    case methodNotAllowed
+
+    /// A bounded label for metrics and logs (never the raw path, so cardinality stays fixed).
+    public var label: String {
+        switch self {
+        case .health: return "/healthz"
+        case .ready: return "/readyz"
+        case .metrics: return "/metrics"
+        case .openAPI: return "/rest/v1/"
+        case .submitReports, .reportsDenied: return "/rest/v1/price_reports"
+        case .rpc(let name): return RPCFunction(rawValue: name) != nil ? "/rest/v1/rpc/\(name)" : "/rest/v1/rpc/*"
+        case .unknownTable: return "/rest/v1/*"
+        case .signUp: return "/auth/v1/signup"
+        case .token: return "/auth/v1/token"
+        case .logout: return "/auth/v1/logout"
+        case .user: return "/auth/v1/user"
+        case .notFound: return "other"
+        case .methodNotAllowed: return "other"
+        }
+    }
+
+    /// Supabase's gateway rejects requests without an anon key before anything else.
+    public var requiresAPIKey: Bool {
+        switch self {
+        case .health, .ready, .metrics, .notFound, .methodNotAllowed: return false
+        default: return true
+        }
+    }
+
+    public var isAuthRoute: Bool {
+        switch self {
+        case .signUp, .token, .logout, .user: return true
+        default: return false
+        }
+    }
+}
+
+/// The read-only functions the REST surface exposes.
+public enum RPCFunction: String, Sendable, CaseIterable {
+    case priceMedian = "price_median"
+    case priceMedians = "price_medians"
+}
+
+public enum Router {
+    public static func route(method: String, path: String) -> Route {
+        var trimmed = Substring(path)
+        if trimmed.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
+        switch trimmed {
+        case "/healthz": return method == "GET" || method == "HEAD" ? .health : .methodNotAllowed
+        case "/readyz": return method == "GET" || method == "HEAD" ? .ready : .methodNotAllowed
+        case "/metrics": return method == "GET" ? .metrics : .methodNotAllowed
+        case "/rest/v1", "/rest/v1/": return method == "GET" || method == "HEAD" ? .openAPI : .methodNotAllowed
+        case "/rest/v1/price_reports":
+            switch method {
+            case "POST": return .submitReports
+            case "GET", "HEAD", "PATCH", "PUT", "DELETE": return .reportsDenied
+            default: return .methodNotAllowed
+            }
+        case "/auth/v1/signup": return method == "POST" ? .signUp : .methodNotAllowed
+        case "/auth/v1/token": return method == "POST" ? .token : .methodNotAllowed
+        case "/auth/v1/logout": return method == "POST" ? .logout : .methodNotAllowed
+        case "/auth/v1/user": return method == "GET" ? .user : .methodNotAllowed
+        default: break
+        }
+        if trimmed.hasPrefix("/rest/v1/rpc/") {
+            let name = trimmed.dropFirst("/rest/v1/rpc/".count)
+            guard !name.isEmpty, !name.contains("/") else { return .notFound }
+            return method == "POST" || method == "GET" ? .rpc(String(name)) : .methodNotAllowed
+        }
+        if trimmed.hasPrefix("/rest/v1/") {
+            let name = trimmed.dropFirst("/rest/v1/".count)
+            return name.contains("/") ? .notFound : .unknownTable(String(name))
+        }
+        return .notFound
+    }
+}

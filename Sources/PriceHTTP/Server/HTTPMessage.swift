@@ -1,0 +1,63 @@
+/// A request as the handlers see it: parsed once by the server shell, no C types.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// Path without the query string, percent-decoding left to the router.
+    public var path: String
+    /// Header names lower-cased; the last value wins for repeated headers.
+    public var headers: [String: String]
+    /// Query arguments in the order they appeared.
+    public var query: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// The address the rate limits and sign-up limits are keyed by (after trusted-proxy resolution).
+    public var clientIP: String
+    public var requestID: String
+
+    public init(method: String, path: String, headers: [String: String] = [:],
+                query: [(name: String, value: String)] = [], body: [UInt8] = [],
+                clientIP: String = "127.0.0.1", requestID: String = "-") {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.query = query
+        self.body = body
+        self.clientIP = clientIP
+        self.requestID = requestID
+    }
+
+    public func header(_ name: String) -> String? { headers[name] }
+
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}
+
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func json(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status,
+                     headers: [("Content-Type", "application/json; charset=utf-8")] + headers,
+                     body: Array(text.utf8))
+    }
+
+    public static func empty(_ status: Int, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers)
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.body == rhs.body
+            && lhs.headers.map { "\($0.0):\($0.1)" } == rhs.headers.map { "\($0.0):\($0.1)" }
+    }
+}

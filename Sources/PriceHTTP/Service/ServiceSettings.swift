@@ -1,0 +1,19 @@
+/// Everything a deployment can tune about the HTTP surface. `pricesvc` fills it from flags and
+/// `PRICESVC_*` variables; the defaults here are the documented ones.
+public struct ServiceSettings: Sendable {
+    public var maxBodyBytes = 64 * 1024
+    public var requestsPerMinutePerIP = 120
+    public var trustedProxies: Set<String> = []
+    public var accessTokenLifetime = 3600
+    public var signUpsPerHourPerIP = 30
+    public var signUpBurstPerIP = 30
+    public var refreshesPerWindowPerIP = 150
+    public var refreshWindowSeconds = 300
+    public var refreshReuseSeconds = 10
+    public var userMetadataMaxBytes = 1024
+    /// `Retry-After` sent with 503 while the database is unreachable.
+    public var unavailableRetryAfter = 1
+    public var accessLog = true
+
+    public init() {}
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pricesvc builds, runs and tests with; a no-op when all are present.
+# Swift itself comes with the machine (/opt/swift); everything else is here.
+set -euo pipefail
+
+packages=(
+  libpq-dev libmicrohttpd-dev libssl-dev pkg-config
+  postgresql postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+  python3-venv
+)
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(wrk nginx-light)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# The Debian nginx and postgresql packages start system services; pricesvc runs its own
+# private instances, so keep the system ones from starting.
+policy=/usr/sbin/policy-rc.d
+restore_policy=false
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod +x "$policy"
+  restore_policy=true
+fi
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$restore_policy && $sudo rm -f "$policy"
+exit 0

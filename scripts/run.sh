@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make run`: private PostgreSQL under var/dev, migrations, then pricesvc in the foreground.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd -P)
+bin=$root/.build/release/pricesvc
+state=$root/var/dev
+mkdir -p "$state"
+
+# The JWT secret is made once and kept (0600); it is what makes tokens and the anon key valid.
+secret_file=$state/jwt-secret
+if [ ! -s "$secret_file" ]; then
+  (umask 077; head -c 48 /dev/urandom | base64 -w0 | tr '+/' '-_' > "$secret_file")
+fi
+export PRICESVC_JWT_SECRET_FILE=$secret_file
+
+eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)"   # sets PGHOST, PGUSER
+owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
+export PRICESVC_DATABASE_URL="postgresql:///pricesvc?host=$PGHOST&user=authenticator"
+export PRICESVC_LISTEN=${PRICESVC_LISTEN:-127.0.0.1:8080}
+
+"$bin" migrate --migration-database-url "$owner_url"
+
+cat <<INFO
+
+  pricesvc is starting at  http://$PRICESVC_LISTEN
+  anon key (apikey):       $("$bin" keys)
+  analyst's psql:          psql "postgresql:///pricesvc?host=$PGHOST&user=$PGUSER" -c "select * from public.price_median_overview()"
+  (a real analyst logs in as a role granted price_analyst; see README "Analysts")
+
+  Stop with Ctrl-C. The database keeps running in $state/pg; 'make stop' stops it.
+
+INFO
+exec "$bin" serve

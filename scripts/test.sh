@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `make test`: a throwaway PostgreSQL cluster, the migrations, then every suite against it:
+# pgTAP policies (pg_prove), the concurrency check, Swift tests, and the end-to-end suite that
+# drives a real pricesvc with curl-like requests and the unmodified supabase Python client.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd -P)
+export PATH=/opt/swift/usr/bin:$PATH
+state=$root/var/test
+bin=$root/.build/release/pricesvc
+
+step() { printf '\n== %s\n' "$*"; }
+failures=()
+run_suite() {  # name, command...
+  local name=$1; shift
+  step "$name"
+  if "$@"; then echo "-- $name: ok"; else echo "-- $name: FAILED"; failures+=("$name"); fi
+}
+
+step "build"
+swift build -c release --product pricesvc || exit 1
+swift build --build-tests || exit 1
+
+step "fresh PostgreSQL cluster in $state/pg"
+scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
+rm -rf "$state"
+mkdir -p "$state"
+eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
+export PGHOST PGUSER PGDATABASE=pricesvc
+trap 'scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true' EXIT
+
+owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
+secret=$(head -c 48 /dev/urandom | base64 -w0)
+export PRICESVC_TEST_JWT_SECRET=$secret
+step "migrate"
+PRICESVC_JWT_SECRET=$secret "$bin" migrate --migration-database-url "$owner_url" || exit 1
+
+run_suite "pgTAP policies" pg_prove --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
+run_suite "50 parallel inserts, one reporter" tests/concurrency/parallel_inserts.sh
+
+export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
+run_suite "swift test" swift test --skip-build
+
+step "python virtual environment (.venv)"
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c 'import supabase, requests' 2>/dev/null; then
+  python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt || exit 1
+fi
+export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
+run_suite "end-to-end (real pricesvc, curl, supabase-py)" .venv/bin/pytest -q tests/e2e
+
+echo
+if [ ${#failures[@]} -eq 0 ]; then
+  echo "make test: every suite passed"
+  exit 0
+fi
+echo "make test: failed suites: ${failures[*]}"
+exit 1
