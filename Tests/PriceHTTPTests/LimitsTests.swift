@@ -1,0 +1,68 @@
+import Testing
+@testable import PriceHTTP
+
+@Suite("Token bucket and per-IP limits")
+struct LimitsTests {
+    @Test("a bucket allows its capacity at once, then tells how long to wait")
+    func bucketBurstThenWait() {
+        var bucket = TokenBucket(capacity: 3, refillPerSecond: 0.5, now: 100)
+        #expect(bucket.take(now: 100) == .allowed)
+        #expect(bucket.take(now: 100) == .allowed)
+        #expect(bucket.take(now: 100) == .allowed)
+        #expect(bucket.take(now: 100) == .limited(retryAfter: 2))
+        #expect(bucket.take(now: 101) == .limited(retryAfter: 1))
+        #expect(bucket.take(now: 102.01) == .allowed)
+    }
+
+    @Test("a bucket never refills beyond its capacity")
+    func bucketCapsRefill() {
+        var bucket = TokenBucket(capacity: 2, refillPerSecond: 10, now: 0)
+        _ = bucket.take(now: 0)
+        #expect(bucket.isFull(now: 1000))
+        #expect(bucket.take(now: 1000) == .allowed)
+        #expect(bucket.take(now: 1000) == .allowed)
+        #expect(bucket.take(now: 1000) != .allowed)
+    }
+
+    @Test("the limiter keeps one bucket per client: one noisy address does not limit another")
+    func limiterIsPerKey() {
+        let limiter = RateLimiter(perMinute: 120)
+        for _ in 0..<120 { #expect(limiter.take(key: "10.0.0.1", now: 0) == .allowed) }
+        #expect(limiter.take(key: "10.0.0.1", now: 0) == .limited(retryAfter: 1))
+        #expect(limiter.take(key: "10.0.0.2", now: 0) == .allowed)
+    }
+
+    @Test("a limit of zero turns the limiter off")
+    func zeroDisables() {
+        let limiter = RateLimiter(perMinute: 0)
+        for _ in 0..<1000 { #expect(limiter.take(key: "a", now: 0) == .allowed) }
+    }
+
+    @Test("X-Forwarded-For is ignored unless the peer is a trusted proxy")
+    func forwardedForFromUntrustedPeer() {
+        let resolver = ClientAddress(trustedProxies: ["10.0.0.9"])
+        #expect(resolver.resolve(peer: "203.0.113.5", forwardedFor: "1.2.3.4") == "203.0.113.5")
+    }
+
+    @Test("behind trusted proxies the right-most untrusted hop is the client; spoofed left entries are ignored")
+    func forwardedForFromTrustedProxy() {
+        let resolver = ClientAddress(trustedProxies: ["10.0.0.9", "10.0.0.8"])
+        #expect(resolver.resolve(peer: "10.0.0.9", forwardedFor: "6.6.6.6, 198.51.100.7, 10.0.0.8") == "198.51.100.7")
+        #expect(resolver.resolve(peer: "10.0.0.9", forwardedFor: nil) == "10.0.0.9")
+        #expect(resolver.resolve(peer: "10.0.0.9", forwardedFor: "10.0.0.8") == "10.0.0.9")
+    }
+
+    @Test("a body over the limit is dropped as soon as it is known to be too large")
+    func bodyLimit() {
+        var body = RequestBody(limit: 10)
+        body.append(Array("12345".utf8))
+        body.append(Array("67890".utf8))
+        #expect(!body.isTooLarge)
+        #expect(body.bytes.count == 10)
+        body.append([1])
+        #expect(body.isTooLarge)
+        #expect(body.bytes.isEmpty)
+        #expect(RequestBody(limit: 10, declaredLength: 11).isTooLarge)
+        #expect(!RequestBody(limit: 10, declaredLength: 10).isTooLarge)
+    }
+}

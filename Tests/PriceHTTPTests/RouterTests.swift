@@ -1,0 +1,61 @@
+import PriceJSON
+import Testing
+@testable import PriceHTTP
+
+@Suite("Router")
+struct RouterTests {
+    @Test("reports can only be inserted; every other method is denied, not missing")
+    func reportsRoutes() {
+        #expect(Router.route(method: "POST", path: "/rest/v1/price_reports") == .submitReports)
+        for method in ["GET", "PATCH", "PUT", "DELETE", "HEAD"] {
+            #expect(Router.route(method: method, path: "/rest/v1/price_reports") == .reportsDenied)
+        }
+        #expect(Router.route(method: "OPTIONS", path: "/rest/v1/price_reports") == .methodNotAllowed)
+    }
+
+    @Test("rpc names are routed; nested paths are not")
+    func rpcRoutes() {
+        #expect(Router.route(method: "POST", path: "/rest/v1/rpc/price_medians") == .rpc("price_medians"))
+        #expect(Router.route(method: "GET", path: "/rest/v1/rpc/price_median") == .rpc("price_median"))
+        #expect(Router.route(method: "POST", path: "/rest/v1/rpc/x/y") == .notFound)
+        #expect(Router.route(method: "DELETE", path: "/rest/v1/rpc/price_median") == .methodNotAllowed)
+    }
+
+    @Test("metrics labels are bounded: unknown functions share one label")
+    func labelsAreBounded() {
+        #expect(Route.rpc("anything_at_all").label == "/rest/v1/rpc/*")
+        #expect(Route.rpc("price_medians").label == "/rest/v1/rpc/price_medians")
+        #expect(Route.unknownTable("secret").label == "/rest/v1/*")
+    }
+
+    @Test("operations endpoints need no api key; the API does")
+    func apiKeyRequirement() {
+        #expect(!Route.health.requiresAPIKey)
+        #expect(!Route.metrics.requiresAPIKey)
+        #expect(Route.submitReports.requiresAPIKey)
+        #expect(Route.signUp.requiresAPIKey)
+    }
+
+    @Test("every path and method in the OpenAPI document is routed, and nothing it omits")
+    func openAPIMatchesRouter() throws {
+        let document = try JSONValue.parse(Array(OpenAPIDocument.json.utf8), maxBytes: 1 << 20)
+        let paths = try #require(document["paths"]?.objectValue)
+        var listed = Set<String>()
+        for path in paths {
+            for method in try #require(path.value.objectValue) {
+                let verb = method.key.uppercased()
+                listed.insert("\(verb) \(path.key)")
+                let route = Router.route(method: verb, path: path.key)
+                #expect(route != .notFound && route != .methodNotAllowed, "\(verb) \(path.key)")
+            }
+        }
+        // Every route the router knows appears in the document.
+        let served = ["GET /healthz", "GET /readyz", "GET /metrics", "GET /rest/v1/",
+                      "POST /rest/v1/price_reports", "GET /rest/v1/price_reports", "PATCH /rest/v1/price_reports",
+                      "PUT /rest/v1/price_reports", "DELETE /rest/v1/price_reports",
+                      "POST /rest/v1/rpc/price_median", "GET /rest/v1/rpc/price_median",
+                      "POST /rest/v1/rpc/price_medians", "GET /rest/v1/rpc/price_medians",
+                      "POST /auth/v1/signup", "POST /auth/v1/token", "POST /auth/v1/logout", "GET /auth/v1/user"]
+        #expect(listed == Set(served))
+    }
+}

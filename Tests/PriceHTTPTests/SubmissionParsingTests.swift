@@ -1,0 +1,158 @@
+import PriceJSON
+import Testing
+@testable import PriceHTTP
+
+@Suite("Parsing a report submission")
+struct SubmissionParsingTests {
+    func parse(_ body: String, contentType: String? = "application/json", prefer: String? = nil)
+        -> Result<ReportSubmission, APIError> {
+        ReportSubmission.parse(body: Array(body.utf8), contentType: contentType, prefer: prefer)
+    }
+
+    func error(_ body: String, contentType: String? = "application/json") -> APIError? {
+        if case .failure(let error) = parse(body, contentType: contentType) { return error }
+        return nil
+    }
+
+    @Test("one object becomes one row with only the keys that were sent")
+    func singleObject() throws {
+        let submission = try parse(#"{"location_id":"sfmta:garage-1","rate_kind":"hourly","price_cents":350}"#).get()
+        #expect(submission.rows.count == 1)
+        #expect(submission.wasSingleObject)
+        #expect(!submission.returnRepresentation)
+        #expect(submission.parameterJSON == #"[{"location_id":"sfmta:garage-1","rate_kind":"hourly","price_cents":350}]"#)
+    }
+
+    @Test("Prefer: return=representation is honoured among other preferences")
+    func preferRepresentation() throws {
+        let body = #"{"location_id":"a","rate_kind":"daily","price_cents":1}"#
+        #expect(try parse(body, prefer: "count=exact, return=representation").get().returnRepresentation)
+        #expect(!(try parse(body, prefer: "return=minimal").get().returnRepresentation))
+    }
+
+    @Test("content type must be JSON; charset parameters are fine")
+    func contentType() {
+        #expect(error("{}", contentType: "text/plain")?.code == "PGRST107")
+        #expect(error("{}", contentType: nil)?.status == 400)
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":5}"#,
+                      contentType: "application/json; charset=utf-8") == nil)
+    }
+
+    @Test("malformed JSON, empty bodies and scalars are 400 with a message a person understands")
+    func malformed() {
+        #expect(error("{\"location_id\":")?.code == "PGRST102")
+        #expect(error("")?.status == 400)
+        #expect(error("42")?.message == "Body must be a JSON object or an array of objects")
+        #expect(error("[]")?.status == 400)
+        #expect(error("[1]")?.message == "Element 0 of the array is not a JSON object")
+    }
+
+    @Test("unknown columns, including reporter_id, are refused with PostgREST's PGRST204")
+    func unknownColumns() {
+        let forged = error(#"{"location_id":"a","rate_kind":"flat","price_cents":5,"reporter_id":"00000000-0000-0000-0000-000000000000"}"#)
+        #expect(forged?.code == "PGRST204")
+        #expect(forged?.message.contains("reporter_id") == true)
+        #expect(error(#"{"created_at":"2020-01-01"}"#)?.code == "PGRST204")
+    }
+
+    @Test("price_cents must be a whole number in range")
+    func priceCents() {
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":"5"}"#)?.code == "22P02")
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":5.5}"#)?.code == "22P02")
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":1e400}"#)?.status == 400)
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":0}"#)?.code == "23514")
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":1000001}"#)?.code == "23514")
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":1000000}"#) == nil)
+    }
+
+    @Test("strings must be strings and hold no NUL; client_report_id must be a UUID")
+    func strings() {
+        #expect(error(#"{"location_id":5,"rate_kind":"flat","price_cents":5}"#)?.code == "22P02")
+        #expect(error(#"{"location_id":"a\u0000b","rate_kind":"flat","price_cents":5}"#)?.code == "22P05")
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":5,"client_report_id":"nope"}"#)?.code == "22P02")
+        #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":5,"client_report_id":"6f1c1d8e-3b7a-4c52-9a55-0b9a1c2d3e4f"}"#) == nil)
+    }
+
+    @Test("an array holds 1 to 10 objects with the same keys")
+    func arrays() {
+        let row = #"{"location_id":"a","rate_kind":"flat","price_cents":5}"#
+        let ten = "[" + Array(repeating: row, count: 10).joined(separator: ",") + "]"
+        let eleven = "[" + Array(repeating: row, count: 11).joined(separator: ",") + "]"
+        #expect(error(ten) == nil)
+        #expect(error(eleven)?.details == "11 reports sent, at most 10 allowed")
+        #expect(error("[\(row),{\"location_id\":\"a\",\"rate_kind\":\"flat\",\"price_cents\":5,\"currency\":\"EUR\"}]")?.message
+            == "All object keys must match")
+    }
+
+    @Test("the representation echoes what was sent plus the trigger's id and created_at, in order")
+    func representation() throws {
+        let submission = try parse(#"[{"location_id":"a","rate_kind":"flat","price_cents":5},{"location_id":"b","rate_kind":"flat","price_cents":6}]"#).get()
+        let text = PriceService.representation(submission, receipts:
+            #"[{"id":7,"created_at":"2026-01-01T00:00:00+00:00","replayed":false},{"id":8,"created_at":"2026-01-01T00:00:00+00:00","replayed":false}]"#)
+        let rows = try #require(try JSONValue.parse(Array(text.utf8), maxBytes: 1 << 16).arrayValue)
+        #expect(rows.count == 2)
+        #expect(rows[0]["id"] == 7)
+        #expect(rows[1]["id"] == 8)
+        #expect(rows[1]["location_id"] == "b")
+        #expect(rows[0]["currency"] == "USD")
+        #expect(rows[0]["created_at"] == "2026-01-01T00:00:00+00:00")
+    }
+}
+
+@Suite("Parsing a median call")
+struct MedianQueryTests {
+    func parse(_ name: String, body: String = "", method: String = "POST",
+               query: [(name: String, value: String)] = []) -> Result<MedianQuery, APIError> {
+        MedianQuery.parse(function: name, method: method, body: Array(body.utf8),
+                          contentType: "application/json", query: query)
+    }
+
+    @Test("named JSON arguments, with rate_kind optional")
+    func jsonArguments() throws {
+        let query = try parse("price_medians", body: #"{"location_ids":["a","b"]}"#).get()
+        #expect(query.locations == .many(["a", "b"]))
+        #expect(query.rateKind == nil)
+        #expect(query.locationsParameter == #"["a","b"]"#)
+        let single = try parse("price_median", body: #"{"location_id":"x","rate_kind":"daily"}"#).get()
+        #expect(single.locations == .one("x"))
+        #expect(single.rateKind == "daily")
+    }
+
+    @Test("GET arguments come from the query string, arrays as {a,b}")
+    func getArguments() throws {
+        let query = try parse("price_medians", method: "GET", query: [("location_ids", #"{a,"b,c"}"#)]).get()
+        #expect(query.locations == .many(["a", "b,c"]))
+    }
+
+    @Test("an unknown function, an unknown argument or a missing one is PGRST202, as PostgREST resolves functions")
+    func unknownFunctionOrArguments() {
+        for result in [parse("drop_everything", body: "{}"),
+                       parse("price_medians", body: #"{"location_ids":[],"limit":3}"#),
+                       parse("price_median", body: #"{"rate_kind":"hourly"}"#)] {
+            guard case .failure(let error) = result else { Issue.record("expected failure"); continue }
+            #expect(error.status == 404)
+            #expect(error.code == "PGRST202")
+        }
+    }
+
+    @Test("wrong argument types are 400")
+    func wrongTypes() {
+        guard case .failure(let error) = parse("price_medians", body: #"{"location_ids":"a"}"#) else {
+            Issue.record("expected failure"); return
+        }
+        #expect(error.status == 400)
+        guard case .failure(let nested) = parse("price_medians", body: #"{"location_ids":[1]}"#) else {
+            Issue.record("expected failure"); return
+        }
+        #expect(nested.status == 400)
+    }
+
+    @Test("array literals: empty, quoted, escaped; malformed ones are refused")
+    func arrayLiterals() {
+        #expect(PostgresArrayLiteral.parse("{}") == [])
+        #expect(PostgresArrayLiteral.parse(#"{"a\"b",c}"#) == ["a\"b", "c"])
+        #expect(PostgresArrayLiteral.parse("a,b") == nil)
+        #expect(PostgresArrayLiteral.parse("{a,}") == nil)
+        #expect(PostgresArrayLiteral.parse(#"{"a}"#) == nil)
+    }
+}
