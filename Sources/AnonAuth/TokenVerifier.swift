@@ -1,0 +1,101 @@
+import PriceJSON
+
+/// Verifies HS256 tokens in-process on every request.
+///
+/// Order matters: the size is checked before decoding anything, the algorithm before the signature, and
+/// the signature before the payload is even parsed, so an unauthenticated sender can only ever learn
+/// "malformed", "oversize", "unsupported algorithm" or "bad signature".
+public struct TokenVerifier: Sendable {
+    /// Current secret first, then previous ones still accepted during a rotation.
+    private let secrets: [[UInt8]]
+    /// Seconds of clock skew tolerated on `exp`, `nbf` and `iat` (matches `private.jwt_leeway()` in SQL).
+    public let leeway: Int
+    public let maxTokenBytes: Int
+
+    /// - Important: `secrets` must not be empty; verification with no key would reject everything silently.
+    public init(secrets: [[UInt8]], leeway: Int = 30, maxTokenBytes: Int = 8192) {
+        precondition(!secrets.isEmpty, "TokenVerifier needs at least one secret")
+        self.secrets = secrets
+        self.leeway = leeway
+        self.maxTokenBytes = maxTokenBytes
+    }
+
+    /// Checks structure, algorithm, signature and time claims; says nothing about who the token is for.
+    public func verify(_ token: String, now: Int) -> Result<VerifiedToken, TokenError> {
+        Result { () throws(TokenError) in try verifiedToken(token, now: now) }
+    }
+
+    /// A user's access token: role in `roles`, audience `authenticated`, a UUID `sub` and an `exp`.
+    public func verifyAccessToken(
+        _ token: String, now: Int, roles: Set<String> = ["authenticated"]
+    ) -> Result<VerifiedToken, TokenError> {
+        Result { () throws(TokenError) in
+            let verified = try verifiedToken(token, now: now)
+            guard let role = verified.role, roles.contains(role) else { throw .wrongRole }
+            guard verified.aud.contains("authenticated") else { throw .wrongAudience }
+            guard verified.sub != nil else { throw .missingClaim("sub") }
+            guard verified.exp != nil else { throw .missingClaim("exp") }
+            return verified
+        }
+    }
+
+    /// The public `apikey`: role `anon`.
+    public func verifyAnonKey(_ token: String, now: Int) -> Result<VerifiedToken, TokenError> {
+        Result { () throws(TokenError) in
+            let verified = try verifiedToken(token, now: now)
+            guard verified.role == "anon" else { throw .wrongRole }
+            return verified
+        }
+    }
+
+    private func verifiedToken(_ token: String, now: Int) throws(TokenError) -> VerifiedToken {
+        guard token.utf8.count <= maxTokenBytes else { throw .oversize }
+        var compact = token
+        let claims = try compact.withUTF8 { bytes in
+            Result { () throws(TokenError) in try authenticatedClaims(bytes) }
+        }.get()
+        let verified = try VerifiedToken(token: token, claims: claims)
+        if let exp = verified.exp, now - leeway >= exp { throw .expired }
+        if let nbf = try VerifiedToken.numericDate(claims, "nbf"), nbf > now + leeway { throw .notYetValid }
+        if let iat = try VerifiedToken.numericDate(claims, "iat"), iat > now + leeway { throw .notYetValid }
+        return verified
+    }
+
+    /// The payload object of a correctly signed HS256 token.
+    private func authenticatedClaims(_ bytes: UnsafeBufferPointer<UInt8>) throws(TokenError) -> JSONObject {
+        var dots = (0, 0)
+        var dotCount = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
+            dotCount += 1
+            switch dotCount {
+            case 1: dots.0 = index
+            case 2: dots.1 = index
+            default: throw .malformed
+            }
+        }
+        guard dotCount == 2 else { throw .malformed }
+        let header = try jsonObject(UnsafeBufferPointer(rebasing: bytes[0..<dots.0]))
+        guard header["alg"] == .string("HS256") else { throw .unsupportedAlgorithm }
+        // RFC 7515 §4.1.11: extensions listed in "crit" must be understood; this verifier understands none.
+        guard header["crit"] == nil else { throw .unsupportedAlgorithm }
+
+        guard let signature = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) else {
+            throw .malformed
+        }
+        guard signature.count == HS256.signatureByteCount else { throw .badSignature }
+        let signingInput = UnsafeBufferPointer(rebasing: bytes[0..<dots.1])
+        // Stopping at the first matching key leaks only which key matched (current or previous), which is not secret.
+        guard secrets.contains(where: { secret in
+            constantTimeEqual(HS256.signature(signingInput: signingInput, secret: secret), signature)
+        }) else { throw .badSignature }
+
+        return try jsonObject(UnsafeBufferPointer(rebasing: bytes[(dots.0 + 1)..<dots.1]))
+    }
+
+    private func jsonObject(_ segment: UnsafeBufferPointer<UInt8>) throws(TokenError) -> JSONObject {
+        guard let decoded = Base64URL.decode(segment),
+            case .object(let object)? = try? JSONParser(maxBytes: maxTokenBytes).parse(decoded)
+        else { throw .malformed }
+        return object
+    }
+}

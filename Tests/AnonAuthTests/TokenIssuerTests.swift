@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import AnonAuth
+import PriceJSON
+
+@Suite struct IssuingTokens {
+    let issuer = TokenIssuer(secret: currentSecret)
+    let verifier = TokenVerifier(secrets: [currentSecret])
+    let userID = UUID(uuidString: "6F1E2D3C-4B5A-4978-8695-A4B3C2D1E0F9")!
+    let sessionID = UUID(uuidString: "0A1B2C3D-4E5F-4607-8819-2A3B4C5D6E7F")!
+
+    private func segments(_ token: String) -> [String] {
+        token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    private func decodedText(_ segment: String) -> String {
+        String(decoding: Base64URL.decode(segment)!, as: UTF8.self)
+    }
+
+    @Test func accessTokenCarriesSupabaseClaimsInAFixedOrder() {
+        let (token, expiresAt) = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
+        #expect(expiresAt == now + 3600)
+        let parts = segments(token)
+        #expect(parts.count == 3)
+        #expect(decodedText(parts[0]) == #"{"alg":"HS256","typ":"JWT"}"#)
+        #expect(
+            decodedText(parts[1])
+                == #"{"sub":"6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9","role":"authenticated","aud":"authenticated","#
+                + #""iat":1800000000,"exp":1800003600,"iss":"pricesvc","#
+                + #""session_id":"0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f","is_anonymous":true}"#)
+    }
+
+    @Test func accessTokenVerifiesAsAnAccessToken() throws {
+        let (token, expiresAt) = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
+        let verified = try verifier.verifyAccessToken(token, now: now + 10).get()
+        #expect(verified.sub == userID)
+        #expect(verified.sessionID == sessionID)
+        #expect(verified.role == "authenticated")
+        #expect(verified.aud == ["authenticated"])
+        #expect(verified.exp == expiresAt)
+        #expect(verified.isAnonymous)
+        #expect(verified.token == token)
+    }
+
+    @Test func lifetimeIsConfigurable() {
+        let shortLived = TokenIssuer(secret: currentSecret, accessTokenLifetime: 60)
+        let (token, expiresAt) = shortLived.accessToken(userID: userID, sessionID: sessionID, now: now)
+        #expect(expiresAt == now + 60)
+        #expect(verifier.verifyAccessToken(token, now: now + 60 + 30).failure?.code == .expired)
+    }
+
+    @Test func anonKeyIsTheFixedAnonRoleTokenWithoutExpiry() throws {
+        let key = issuer.anonKey()
+        let parts = segments(key)
+        #expect(decodedText(parts[0]) == #"{"alg":"HS256","typ":"JWT"}"#)
+        #expect(decodedText(parts[1]) == #"{"role":"anon","iss":"pricesvc"}"#)
+        #expect(key == TokenIssuer(secret: currentSecret).anonKey(), "same secret, same key on every instance")
+        #expect(key != TokenIssuer(secret: previousSecret).anonKey())
+        let verified = try verifier.verifyAnonKey(key, now: now).get()
+        #expect(verified.role == "anon")
+        #expect(verified.exp == nil)
+    }
+
+    @Test func anonKeyIsNotAnAccessTokenAndAccessTokenIsNotAnAnonKey() {
+        #expect(verifier.verifyAccessToken(issuer.anonKey(), now: now).failure?.code == .wrongRole)
+        let (token, _) = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
+        #expect(verifier.verifyAnonKey(token, now: now).failure?.code == .wrongRole)
+    }
+
+    @Test func arbitraryClaimsAreSignedInTheirOrder() throws {
+        let token = issuer.sign(claims: ["role": "price_analyst", "aud": "authenticated", "sub": .string(userID.uuidString), "exp": 1_900_000_000])
+        let verified = try verifier.verifyAccessToken(token, now: now, roles: ["price_analyst"]).get()
+        #expect(verified.claims.keys == ["role", "aud", "sub", "exp"])
+    }
+}

@@ -1,0 +1,40 @@
+import Testing
+import PriceJSON
+
+@Suite struct SerializesJSON {
+    @Test func writesCompactOutputInMemberOrder() {
+        let value: JSONValue = ["id": 12, "created_at": "2026-11-29T22:00:00Z", "replayed": false, "tags": [nil, 1.5]]
+        #expect(value.serialized() == #"{"id":12,"created_at":"2026-11-29T22:00:00Z","replayed":false,"tags":[null,1.5]}"#)
+    }
+
+    @Test func escapesQuotesBackslashesAndControlCharacters() {
+        #expect(JSONString.quoted("a\"b\\c") == #""a\"b\\c""#)
+        #expect(JSONString.escape("\n\r\t\u{08}\u{0C}") == #"\n\r\t\b\f"#)
+        #expect(JSONString.escape("\u{0}\u{1F}\u{7F}") == "\\u0000\\u001f\u{7F}")
+        #expect(JSONString.escape("/é😀") == "/é😀")
+    }
+
+    @Test(arguments: [
+        "", "plain", "quote\" backslash\\ slash/", "\u{0}\u{1}\u{1F} controls", "line\nbreak\ttab",
+        "Zürich 東京 🚕", "\u{2028}\u{2029}", "</script>",
+    ])
+    func stringsRoundTripThroughSerializeAndParse(text: String) throws {
+        let serialized = JSONValue.string(text).serializedBytes()
+        #expect(try JSONParser(maxBytes: 1024).parse(serialized) == .string(text))
+    }
+
+    @Test func documentsRoundTripUnchanged() throws {
+        let text = #"{"b":[1,-0.5,1e400,true,null],"a":{"nested":"\"\\\u0001"},"":{}}"#
+        let value = try JSONParser(maxBytes: 1024).parse(text)
+        #expect(value.serialized() == text)
+        #expect(try JSONParser(maxBytes: 1024).parse(value.serializedBytes()) == value)
+    }
+
+    @Test func objectSubscriptReplacesInPlaceAppendsAndRemoves() {
+        var object: JSONObject = ["a": 1, "b": 2]
+        object["a"] = "x"
+        object["c"] = true
+        object["b"] = nil
+        #expect(object.serialized() == #"{"a":"x","c":true}"#)
+    }
+}
