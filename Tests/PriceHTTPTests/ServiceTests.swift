@@ -1,0 +1,205 @@
+import AnonAuth
+import Foundation
+import PriceDB
+import PriceJSON
+import Synchronization
+import Testing
+@testable import PriceHTTP
+
+/// Records what the service would send to PostgreSQL and answers with canned results, so the
+/// request pipeline (limits, keys, identity, statements) is tested without a database. The
+/// database side of the same paths is covered by tests/e2e against a real PostgreSQL.
+final class RecordingDatabase: QueryRunner {
+    let sent = Mutex<[[Query]]>([])
+    let answer: @Sendable ([Query]) throws(DatabaseError) -> [QueryResult]
+
+    init(answer: @escaping @Sendable ([Query]) throws(DatabaseError) -> [QueryResult] = { queries in
+        queries.map { _ in QueryResult() }
+    }) {
+        self.answer = answer
+    }
+
+    func run(_ queries: [Query]) throws(DatabaseError) -> [QueryResult] {
+        sent.withLock { $0.append(queries) }
+        return try answer(queries)
+    }
+
+    var poolGauges: Metrics.PoolGauges { .init(size: 8, inUse: 1, idle: 7, waiting: 0) }
+    var batches: [[Query]] { sent.withLock { $0 } }
+}
+
+struct ServiceFixture {
+    static let secret = Array("an-example-secret-of-at-least-32-bytes!!".utf8)
+    let issuer = TokenIssuer(secret: ServiceFixture.secret)
+    let database: RecordingDatabase
+    let service: PriceService
+    let now = 1_800_000_000
+
+    init(settings: ServiceSettings = { var s = ServiceSettings(); s.accessLog = false; return s }(),
+         database: RecordingDatabase = RecordingDatabase()) {
+        self.database = database
+        let fixedNow = Double(now)
+        service = PriceService(settings: settings, database: database, issuer: issuer,
+                               verifier: TokenVerifier(secrets: [ServiceFixture.secret]),
+                               clientKey: ClientKey(secret: ServiceFixture.secret),
+                               readiness: Readiness(shipped: []), clock: { fixedNow })
+    }
+
+    var anonKey: String { issuer.anonKey() }
+
+    func userToken() -> String {
+        issuer.accessToken(userID: UUID(), sessionID: UUID(), now: now).token
+    }
+
+    func request(_ method: String, _ path: String, body: String = "", token: String? = nil,
+                 apikey: String? = nil, headers: [String: String] = [:]) -> HTTPRequest {
+        var all = headers
+        all["apikey"] = apikey ?? anonKey
+        all["content-type"] = all["content-type"] ?? "application/json"
+        if let token { all["authorization"] = "Bearer \(token)" }
+        return HTTPRequest(method: method, path: path, headers: all, body: Array(body.utf8))
+    }
+}
+
+func statementName(_ query: Query) -> String? {
+    if case .prepared(let statement, _) = query { return statement.name }
+    return nil
+}
+
+func parameters(_ query: Query) -> [String?] {
+    switch query {
+    case .prepared(_, let parameters): return parameters
+    case .sql(_, let parameters): return parameters
+    }
+}
+
+@Suite("The request pipeline, without a database")
+struct ServiceTests {
+    let report = #"{"location_id":"sfmta:garage-1","rate_kind":"hourly","price_cents":350}"#
+
+    @Test("a signed-in submission is one batch: identity with the verified token, then the insert")
+    func submissionIsOneRoundTrip() throws {
+        let fixture = ServiceFixture()
+        let token = fixture.userToken()
+        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: token))
+        #expect(response.status == 201)
+        #expect(response.body.isEmpty)
+        let batches = fixture.database.batches
+        #expect(batches.count == 1)
+        let batch = try #require(batches.first)
+        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_insert_reports"])
+        #expect(parameters(batch[0]) == ["authenticated", token])
+    }
+
+    @Test("without a Bearer token, or with the anon key as Bearer, the request runs as anon")
+    func anonIdentity() throws {
+        let fixture = ServiceFixture()
+        _ = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report))
+        _ = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: fixture.anonKey))
+        for batch in fixture.database.batches {
+            #expect(parameters(batch[0]) == ["anon", ""])
+        }
+    }
+
+    @Test("no apikey or a foreign one is 401 before anything reaches the database")
+    func apiKeyRequired() {
+        let fixture = ServiceFixture()
+        var missing = fixture.request("POST", "/rest/v1/price_reports", body: report)
+        missing.headers["apikey"] = nil
+        #expect(fixture.service.handle(missing).status == 401)
+        let foreign = TokenIssuer(secret: Array(repeating: 7, count: 32)).anonKey()
+        #expect(fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, apikey: foreign)).status == 401)
+        #expect(fixture.database.batches.isEmpty)
+    }
+
+    @Test("a forged or expired access token is 401, never a database call")
+    func badTokens() throws {
+        let fixture = ServiceFixture()
+        let forged = TokenIssuer(secret: Array(repeating: 9, count: 32))
+            .accessToken(userID: UUID(), sessionID: UUID(), now: fixture.now).token
+        let expired = TokenIssuer(secret: ServiceFixture.secret, accessTokenLifetime: 60)
+            .accessToken(userID: UUID(), sessionID: UUID(), now: fixture.now - 3600).token
+        let forgedResponse = fixture.service.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
+                                                                    body: #"{"location_ids":[]}"#, token: forged))
+        #expect(forgedResponse.status == 401)
+        let expiredResponse = fixture.service.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
+                                                                     body: #"{"location_ids":[]}"#, token: expired))
+        #expect(expiredResponse.status == 401)
+        #expect(try JSONValue.parse(expiredResponse.body, maxBytes: 4096)["code"] == "PGRST303")
+        #expect(fixture.database.batches.isEmpty)
+    }
+
+    @Test("the cap's PT429 becomes 429 with Retry-After from the hint")
+    func capBecomes429() throws {
+        let database = RecordingDatabase { _ throws(DatabaseError) in
+            throw DatabaseError(code: .server, sqlState: "PT429", message: "at most 10 reports per reporter in 60 minutes",
+                                detail: "10 reports in the last 60 minutes", hint: "Retry after 1234 seconds")
+        }
+        let fixture = ServiceFixture(database: database)
+        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report,
+                                                              token: fixture.userToken()))
+        #expect(response.status == 429)
+        #expect(response.header("Retry-After") == "1234")
+        let body = try JSONValue.parse(response.body, maxBytes: 4096)
+        #expect(body["code"] == "PT429")
+        #expect(body["hint"] == "Retry after 1234 seconds")
+    }
+
+    @Test("a lost database is 503 with Retry-After, and counted in the metrics")
+    func unavailableIs503() throws {
+        let database = RecordingDatabase { _ throws(DatabaseError) in
+            throw DatabaseError(code: .connectionLost, sqlState: "08006", message: "server closed the connection")
+        }
+        let fixture = ServiceFixture(database: database)
+        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
+                                                              body: #"{"location_ids":["a"]}"#, token: fixture.userToken()))
+        #expect(response.status == 503)
+        #expect(response.header("Retry-After") == "1")
+        let metrics = fixture.service.handle(HTTPRequest(method: "GET", path: "/metrics"))
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains("pricesvc_database_errors_total{kind=\"unavailable\"} 1"))
+        #expect(text.contains("pricesvc_http_requests_total{route=\"/rest/v1/rpc/price_medians\",status=\"503\"} 1"))
+    }
+
+    @Test("the per-IP limit answers 429 with Retry-After once the bucket is empty")
+    func perIPLimit() {
+        var settings = ServiceSettings()
+        settings.requestsPerMinutePerIP = 3
+        settings.accessLog = false
+        let fixture = ServiceFixture(settings: settings)
+        let statuses = (0..<4).map { _ in
+            fixture.service.handle(fixture.request("GET", "/rest/v1/price_reports", token: fixture.userToken())).status
+        }
+        #expect(statuses == [403, 403, 403, 429])
+        let limited = fixture.service.handle(fixture.request("GET", "/rest/v1/price_reports"))
+        #expect(limited.header("Retry-After") == "20")
+    }
+
+    @Test("reading reports is refused: 403 signed in, 401 anonymous")
+    func readingReportsDenied() throws {
+        let fixture = ServiceFixture()
+        let signedIn = fixture.service.handle(fixture.request("GET", "/rest/v1/price_reports", token: fixture.userToken()))
+        #expect(signedIn.status == 403)
+        #expect(try JSONValue.parse(signedIn.body, maxBytes: 4096)["code"] == "42501")
+        #expect(fixture.service.handle(fixture.request("DELETE", "/rest/v1/price_reports")).status == 401)
+    }
+
+    @Test("sign-up with an email is refused with 422 in Supabase Auth's error shape")
+    func signUpWithEmail() throws {
+        let fixture = ServiceFixture()
+        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup",
+                                                              body: #"{"email":"a@b.c","password":"x"}"#))
+        #expect(response.status == 422)
+        let body = try JSONValue.parse(response.body, maxBytes: 4096)
+        #expect(body["error_code"] == "email_provider_disabled")
+        #expect(fixture.database.batches.isEmpty)
+    }
+
+    @Test("every response carries the request id")
+    func requestID() {
+        let fixture = ServiceFixture()
+        var request = HTTPRequest(method: "GET", path: "/healthz")
+        request.requestID = "abc-1"
+        #expect(fixture.service.handle(request).header("X-Request-Id") == "abc-1")
+    }
+}
