@@ -1,0 +1,88 @@
+/// Every failure PriceDB reports: a server error with its SQLSTATE fields, or a client-side condition
+/// (lost connection, exhausted pool, refused migration) named by `code`.
+///
+/// The HTTP layer maps these once, in one place; `isUnavailable` is the single question it needs
+/// answered to choose 503.
+public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is. New codes can be added without breaking callers that switch on
+    /// `==` against the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case server, connectionLost, connectFailed, timeout, poolExhausted, poolClosed
+            case protocolViolation, invalidParameter, migrationChecksumMismatch, migrationFailed
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The server answered with an error; `sqlState` says which.
+        public static let server = Code(.server)
+        /// The connection broke while in use (socket error, EOF, FATAL from the server).
+        public static let connectionLost = Code(.connectionLost)
+        /// A new connection could not be established.
+        public static let connectFailed = Code(.connectFailed)
+        /// The server did not finish the batch before the batch timeout; the connection was dropped.
+        public static let timeout = Code(.timeout)
+        /// No connection became free within the checkout timeout.
+        public static let poolExhausted = Code(.poolExhausted)
+        /// `close()` was called on the pool.
+        public static let poolClosed = Code(.poolClosed)
+        /// libpq or the server did something PriceDB does not expect (e.g. COPY, extra results).
+        public static let protocolViolation = Code(.protocolViolation)
+        /// A parameter or SQL text cannot be sent (contains a NUL byte); nothing was sent.
+        public static let invalidParameter = Code(.invalidParameter)
+        /// An already-applied versioned migration file changed on disk.
+        public static let migrationChecksumMismatch = Code(.migrationChecksumMismatch)
+        /// A migration file could not be read, is misnamed or out of order, or failed to apply.
+        public static let migrationFailed = Code(.migrationFailed)
+
+        public var description: String { base.rawValue }
+    }
+
+    public var code: Code
+    /// Five-character SQLSTATE when the server (or libpq) supplied one.
+    public var sqlState: String?
+    public var message: String
+    public var detail: String?
+    public var hint: String?
+    /// Non-localized severity from the server (`ERROR`, `FATAL`, `PANIC`), when known.
+    public var severity: String?
+
+    public init(code: Code, sqlState: String? = nil, message: String, detail: String? = nil,
+                hint: String? = nil, severity: String? = nil) {
+        self.code = code
+        self.sqlState = sqlState
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.severity = severity
+    }
+
+    /// True when the database, not the request, is the problem: the caller should answer 503 and may
+    /// retry later.
+    ///
+    /// Covers connection exceptions (class 08), admin/crash shutdown and "cannot connect now"
+    /// (57P01–57P03), any FATAL/PANIC, and the pool-side conditions.
+    public var isUnavailable: Bool {
+        switch code {
+        case .connectionLost, .connectFailed, .timeout, .poolExhausted, .poolClosed:
+            return true
+        default:
+            return Self.sqlStateMeansConnectionGone(sqlState) || severity == "FATAL" || severity == "PANIC"
+        }
+    }
+
+    /// SQLSTATEs after which the session is gone, whatever the severity says.
+    static func sqlStateMeansConnectionGone(_ sqlState: String?) -> Bool {
+        guard let sqlState else { return false }
+        return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+    }
+
+    public var description: String {
+        var text = "\(code)"
+        if let sqlState { text += " \(sqlState)" }
+        text += ": \(message)"
+        if let detail { text += " (detail: \(detail))" }
+        if let hint { text += " (hint: \(hint))" }
+        return text
+    }
+}

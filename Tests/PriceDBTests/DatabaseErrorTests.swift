@@ -1,0 +1,37 @@
+import Testing
+@testable import PriceDB
+
+/// Which errors mean "the database is unavailable" (503) rather than "the request was wrong".
+@Suite struct DatabaseErrorTests {
+    @Test(arguments: ["08006", "08003", "08001", "57P01", "57P02", "57P03"])
+    func connectionClassAndShutdownStatesAreUnavailable(sqlState: String) {
+        #expect(DatabaseError(code: .server, sqlState: sqlState, message: "x", severity: "ERROR").isUnavailable)
+    }
+
+    @Test func anyFatalIsUnavailable() {
+        #expect(DatabaseError(code: .server, sqlState: "28P01", message: "auth", severity: "FATAL").isUnavailable)
+        #expect(DatabaseError(code: .server, sqlState: "XX000", message: "x", severity: "PANIC").isUnavailable)
+    }
+
+    @Test(arguments: [DatabaseError.Code.connectionLost, .connectFailed, .timeout, .poolExhausted, .poolClosed])
+    func poolAndConnectionConditionsAreUnavailable(code: DatabaseError.Code) {
+        #expect(DatabaseError(code: code, message: "x").isUnavailable)
+    }
+
+    @Test(arguments: ["23505", "PT429", "42501", "57014", "22023"])
+    func requestErrorsAreNotUnavailable(sqlState: String) {
+        #expect(!DatabaseError(code: .server, sqlState: sqlState, message: "x", severity: "ERROR").isUnavailable)
+    }
+
+    @Test func migrationAndProtocolErrorsAreNotUnavailable() {
+        for code in [DatabaseError.Code.migrationFailed, .migrationChecksumMismatch, .protocolViolation, .invalidParameter] {
+            #expect(!DatabaseError(code: code, message: "x").isUnavailable)
+        }
+    }
+
+    @Test func codesPrintTheirNames() {
+        #expect("\(DatabaseError.Code.poolExhausted)" == "poolExhausted")
+        #expect(DatabaseError(code: .server, sqlState: "PT429", message: "cap", hint: "Retry after 5 seconds").description
+            == "server PT429: cap (hint: Retry after 5 seconds)")
+    }
+}

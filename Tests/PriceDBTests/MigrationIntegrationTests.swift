@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+@testable import PriceDB
+
+/// The migration runner against a real server, with small SQL files written by each test.
+@Suite struct MigrationIntegrationTests {
+    /// A temporary migrations directory, removed when the test ends.
+    final class MigrationDirectory {
+        let path = NSTemporaryDirectory() + "pricedb-migrations-" + UUID().uuidString
+
+        init(_ files: [String: String]) throws {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            for (name, sql) in files { try write(name, sql) }
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+
+        func write(_ name: String, _ sql: String) throws {
+            try sql.write(toFile: path + "/" + name, atomically: true, encoding: .utf8)
+        }
+    }
+
+    let baseFiles = [
+        "0001_items.sql": "create table items (id int primary key);\ninsert into items values (1), (2);\n",
+        "0002_labels.sql": "alter table items add column label text;\ncomment on table items is 'test';\n",
+        "policies.sql": "create or replace view item_count as select count(*) as n from items;\n",
+        "README.md": "not a migration",
+    ]
+
+    @Test func migratingTwiceAppliesEachFileOnceThenSaysUpToDate() throws {
+        let database = try ScratchDatabase()
+        let directory = try MigrationDirectory(baseFiles)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+
+        let first = try runner.run()
+        #expect(first.applied == ["0001_items.sql", "0002_labels.sql", "policies.sql"])
+        let second = try runner.run()
+        #expect(second.isUpToDate)
+        #expect(second.summary == "already up to date")
+        #expect(try database.admin("select n from item_count").singleValue == "2")
+        #expect(try runner.status().isCurrent)
+    }
+
+    @Test func recordedChecksumsAreTheSHA256OfTheFileAsPostgreSQLComputesIt() throws {
+        let database = try ScratchDatabase()
+        let directory = try MigrationDirectory(baseFiles)
+        _ = try MigrationRunner(conninfo: database.conninfo, directory: directory.path).run()
+        for (name, sql) in baseFiles where name.hasSuffix(".sql") {
+            let recorded = try database.admin("select checksum from pricesvc_meta.applied_migrations() where name = $1", [name]).singleValue
+            let computed = try database.admin("select encode(sha256(convert_to($1, 'UTF8')), 'hex')", [sql]).singleValue
+            #expect(recorded != nil && recorded == computed)
+        }
+        #expect(try MigrationRunner.files(in: directory.path).map(\.name).sorted() == ["0001_items.sql", "0002_labels.sql", "policies.sql"])
+    }
+
+    @Test func aChangedAppliedFileIsRefusedAndNothingElseRuns() throws {
+        let database = try ScratchDatabase()
+        let directory = try MigrationDirectory(baseFiles)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        _ = try runner.run()
+        try directory.write("0001_items.sql", "create table items (id bigint primary key);\n")
+        try directory.write("0003_more.sql", "create table more (id int);\n")
+
+        #expect { try runner.run() } throws: { error in
+            guard let error = error as? DatabaseError else { return false }
+            return error.code == .migrationChecksumMismatch && error.message.contains("0001_items.sql")
+        }
+        #expect(try database.admin("select to_regclass('more') is null").singleValue == "t")
+        let status = try runner.status()
+        #expect(status.changed == ["0001_items.sql"] && status.pending == ["0003_more.sql"])
+    }
+
+    @Test func aChangedPolicyFileIsAppliedAgain() throws {
+        let database = try ScratchDatabase()
+        let directory = try MigrationDirectory(baseFiles)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        _ = try runner.run()
+        try directory.write("policies.sql", "create or replace view item_count as select count(*) * 10 as n from items;\n")
+        #expect(try runner.run().applied == ["policies.sql"])
+        #expect(try database.admin("select n from item_count").singleValue == "20")
+    }
+
+    @Test func aFailingFileRollsBackAloneAndIsNotRecorded() throws {
+        let database = try ScratchDatabase()
+        var files = baseFiles
+        files["0002_labels.sql"] = "create table partial (x int);\nselect 1 / 0;\n"
+        let directory = try MigrationDirectory(files)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+
+        #expect { try runner.run() } throws: { error in
+            guard let error = error as? DatabaseError else { return false }
+            return error.code == .migrationFailed && error.sqlState == "22012" && error.message.contains("0002_labels.sql")
+        }
+        #expect(try database.admin("select to_regclass('partial') is null, to_regclass('items') is not null").rows == [["t", "t"]])
+        #expect(try database.admin("select name from pricesvc_meta.schema_migrations").rows == [["0001_items.sql"]])
+
+        try directory.write("0002_labels.sql", baseFiles["0002_labels.sql"]!)
+        #expect(try runner.run().applied == ["0002_labels.sql", "policies.sql"])
+    }
+
+    @Test func twoMigratorsStartedAtOnceTakeTurns() throws {
+        let database = try ScratchDatabase()
+        var files = baseFiles
+        files["0001_items.sql"] = "select pg_sleep(0.5);\n" + baseFiles["0001_items.sql"]!
+        let directory = try MigrationDirectory(files)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+
+        let reports = [onThread { try runner.run() }, onThread { try runner.run() }].map { try? $0.value() }
+        #expect(reports.allSatisfy { $0 != nil })
+        #expect(reports.compactMap { $0 }.map(\.applied.count).sorted() == [0, 3])
+        #expect(try database.admin("select count(*) from pricesvc_meta.schema_migrations").singleValue == "3")
+    }
+
+    @Test func statusWorksOnADatabaseNeverMigrated() throws {
+        let database = try ScratchDatabase()
+        let directory = try MigrationDirectory(baseFiles)
+        let status = try MigrationRunner(conninfo: database.conninfo, directory: directory.path).status()
+        #expect(status.pending == ["0001_items.sql", "0002_labels.sql", "policies.sql"])
+        #expect(!status.isCurrent)
+    }
+
+    @Test func aMissingDirectoryIsAClearError() throws {
+        let database = try ScratchDatabase()
+        #expect { try MigrationRunner(conninfo: database.conninfo, directory: "/nonexistent/migrations").run() } throws: { error in
+            (error as? DatabaseError)?.code == .migrationFailed && "\(error)".contains("/nonexistent/migrations")
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Testing
+@testable import PriceDB
+
+/// Which migration files run, in what order, and which situations are refused.
+@Suite struct MigrationPlannerTests {
+    let schema = MigrationFile(name: "0001_schema.sql", checksum: "aaa")
+    let reports = MigrationFile(name: "0002_reports.sql", checksum: "bbb")
+    let tenth = MigrationFile(name: "0010_auth.sql", checksum: "ccc")
+    let policies = MigrationFile(name: "policies.sql", checksum: "ppp")
+
+    func applied(_ files: MigrationFile...) -> [AppliedMigration] {
+        files.map { AppliedMigration(name: $0.name, checksum: $0.checksum) }
+    }
+
+    func names(_ plan: MigrationPlan) -> [String] { plan.steps.map(\.file.name) }
+
+    @Test func aFreshDatabaseGetsEveryVersionedFileByNumberThenPolicies() throws {
+        let plan = try MigrationPlanner(files: [policies, tenth, reports, schema], applied: []).plan()
+        #expect(names(plan) == ["0001_schema.sql", "0002_reports.sql", "0010_auth.sql", "policies.sql"])
+        #expect(plan.steps.allSatisfy { !$0.isReapplication })
+        #expect(!plan.isUpToDate)
+    }
+
+    @Test func aSecondRunFindsNothingToDo() throws {
+        let plan = try MigrationPlanner(files: [schema, reports, policies], applied: applied(schema, reports, policies)).plan()
+        #expect(plan.isUpToDate)
+        #expect(plan.unknownApplied.isEmpty)
+    }
+
+    @Test func aChangedVersionedFileIsRefusedByName() {
+        var edited = reports
+        edited.checksum = "changed"
+        #expect {
+            try MigrationPlanner(files: [schema, edited, tenth], applied: applied(schema, reports)).plan()
+        } throws: { error in
+            let error = error as? DatabaseError
+            return error?.code == .migrationChecksumMismatch && error?.message.contains("0002_reports.sql") == true
+        }
+    }
+
+    @Test func aChangedPolicyFileIsAppliedAgain() throws {
+        var edited = policies
+        edited.checksum = "new"
+        let plan = try MigrationPlanner(files: [schema, edited], applied: applied(schema, policies)).plan()
+        #expect(plan.steps == [MigrationStep(file: edited, isReapplication: true)])
+    }
+
+    @Test func policiesRunAgainAfterANewVersionedFile() throws {
+        let plan = try MigrationPlanner(files: [schema, reports, policies], applied: applied(schema, policies)).plan()
+        #expect(names(plan) == ["0002_reports.sql", "policies.sql"])
+        #expect(plan.steps.last?.isReapplication == true)
+    }
+
+    @Test func onlyNewFilesRunAfterEarlierOnes() throws {
+        let plan = try MigrationPlanner(files: [schema, reports, tenth], applied: applied(schema)).plan()
+        #expect(names(plan) == ["0002_reports.sql", "0010_auth.sql"])
+    }
+
+    @Test func appliedMigrationsWithoutAFileAreReportedNotFatal() throws {
+        let gone = AppliedMigration(name: "0003_removed.sql", checksum: "zzz")
+        let plan = try MigrationPlanner(files: [schema, tenth], applied: applied(schema) + [gone]).plan()
+        #expect(names(plan) == ["0010_auth.sql"])
+        #expect(plan.unknownApplied == ["0003_removed.sql"])
+    }
+
+    @Test func aNewFileNumberedBelowAnAppliedOneIsRefused() {
+        #expect {
+            try MigrationPlanner(files: [schema, reports, tenth], applied: applied(schema, tenth)).plan()
+        } throws: { error in
+            (error as? DatabaseError)?.code == .migrationFailed && "\(error)".contains("0002_reports.sql")
+        }
+    }
+
+    @Test(arguments: ["README.sql", "schema.sql", "0001_.sql", "x_1.sql", "policies2.sql"])
+    func aMisnamedFileIsRefused(name: String) {
+        #expect(throws: DatabaseError.self) {
+            try MigrationPlanner(files: [schema, MigrationFile(name: name, checksum: "x")], applied: []).plan()
+        }
+    }
+
+    @Test func twoFilesWithTheSameNumberAreRefused() {
+        let clash = MigrationFile(name: "0001_other.sql", checksum: "x")
+        #expect(throws: DatabaseError.self) { try MigrationPlanner(files: [schema, clash], applied: []).plan() }
+    }
+
+    @Test func statusNamesPendingAndChangedFilesForReadiness() {
+        var edited = schema
+        edited.checksum = "edited"
+        var newPolicies = policies
+        newPolicies.checksum = "new"
+        let status = MigrationPlanner(files: [newPolicies, reports, edited], applied: applied(schema, policies)).status()
+        #expect(status.pending == ["0002_reports.sql", "policies.sql"])
+        #expect(status.changed == ["0001_schema.sql"])
+        #expect(!status.isCurrent)
+    }
+
+    @Test func statusIsCurrentWhenEveryFileIsAppliedUnchanged() {
+        let status = MigrationPlanner(files: [schema, policies], applied: applied(policies, schema)).status()
+        #expect(status.isCurrent)
+        #expect(status == MigrationStatus(pending: [], changed: [], unknownApplied: []))
+    }
+}
