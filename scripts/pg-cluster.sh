@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Private PostgreSQL 15 cluster for development and tests.
+#
+#   scripts/pg-cluster.sh start DIR    initdb DIR/data if missing, start it (socket in DIR, port 5432,
+#                                      no TCP), create database "pricesvc"; prints PGHOST=DIR PGUSER=<su>
+#   scripts/pg-cluster.sh stop DIR     fast shutdown; idempotent
+#   scripts/pg-cluster.sh restart DIR  stop, then start (quiet)
+#
+# Prints nothing but errors, except the last line of `start`. When run as root the cluster runs as the
+# `postgres` OS user, because initdb refuses to run as root.
+set -euo pipefail
+
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+PORT=5432
+
+die() { echo "pg-cluster: $*" >&2; exit 1; }
+
+usage() { die "usage: $0 start|stop|restart DIR"; }
+
+[ $# -eq 2 ] || usage
+cmd=$1
+mkdir -p -- "$2"
+DIR=$(cd -- "$2" && pwd -P)
+DATA=$DIR/data
+LOG=$DIR/postgres.log
+
+if [ "$(id -u)" -eq 0 ]; then
+    SUPERUSER=postgres
+    id -u postgres >/dev/null 2>&1 || die "OS user 'postgres' is missing (apt-get install postgresql)"
+    as_owner() { runuser -u postgres -- "$@"; }
+    chown postgres: "$DIR"
+else
+    SUPERUSER=$(id -un)
+    as_owner() { "$@"; }
+fi
+chmod 0755 "$DIR"
+
+# Serialise concurrent invocations on the same DIR (two `make` targets starting the same cluster).
+exec 9>"$DIR/.pg-cluster.lock"
+flock 9
+
+# Runs a command quietly; on failure shows its output and the server log tail.
+quiet() {
+    local out
+    if ! out=$("$@" 2>&1 9>&-); then
+        printf '%s\n' "$out" >&2
+        [ -f "$LOG" ] && { echo "--- tail of $LOG" >&2; tail -n 20 "$LOG" >&2; }
+        return 1
+    fi
+}
+
+# True when a postmaster serving DATA is alive. A postmaster.pid left by a killed run may name a pid
+# that is gone or now belongs to some other process (common in containers), so check the process itself.
+postmaster_running() {
+    [ -f "$DATA/postmaster.pid" ] || return 1
+    local pid
+    pid=$(head -n 1 "$DATA/postmaster.pid" 2>/dev/null || true)
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    [ -r "/proc/$pid/cmdline" ] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "postgres" || return 1
+    [ "$(readlink "/proc/$pid/cwd" 2>/dev/null || true)" = "$DATA" ] && return 0
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$DATA"
+}
+
+remove_stale_lock_files() {
+    rm -f -- "$DATA/postmaster.pid" "$DIR/.s.PGSQL.$PORT" "$DIR/.s.PGSQL.$PORT.lock"
+}
+
+write_config() {
+    # Rewritten on every start so that a moved project directory still gets the right socket path.
+    as_owner tee "$DATA/pricesvc.conf" >/dev/null <<EOF
+# Written by scripts/pg-cluster.sh; edits are overwritten on the next start.
+listen_addresses = ''
+port = $PORT
+unix_socket_directories = '$DIR'
+unix_socket_permissions = 0777
+max_connections = 200
+shared_buffers = 256MB
+work_mem = 16MB
+maintenance_work_mem = 128MB
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+max_wal_size = 2GB
+log_min_messages = warning
+log_min_error_statement = panic
+log_line_prefix = '%m [%p] %q%u@%d '
+timezone = 'UTC'
+EOF
+    grep -q "^include_if_exists = 'pricesvc.conf'" "$DATA/postgresql.conf" ||
+        echo "include_if_exists = 'pricesvc.conf'" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
+}
+
+psql_su() {
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR" -p "$PORT" -U "$SUPERUSER" "$@"
+}
+
+start() {
+    if [ ! -f "$DATA/PG_VERSION" ]; then
+        rm -rf -- "$DATA"
+        install -d -m 0700 "$DATA"
+        [ "$(id -u)" -eq 0 ] && chown postgres: "$DATA"
+        quiet as_owner "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth=trust --encoding=UTF8 \
+            --locale=C.UTF-8 --no-instructions ||
+            die "initdb failed"
+    fi
+    write_config
+    if ! postmaster_running; then
+        remove_stale_lock_files
+        quiet as_owner "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start || die "could not start the cluster in $DATA"
+    fi
+    local exists
+    exists=$(psql_su -d postgres -tAc "select 1 from pg_database where datname = 'pricesvc'")
+    if [ "$exists" != 1 ]; then
+        quiet psql_su -d postgres -c 'create database pricesvc' ||
+            # Another starter may have created it in the meantime.
+            [ "$(psql_su -d postgres -tAc "select 1 from pg_database where datname = 'pricesvc'")" = 1 ] ||
+            die "could not create database pricesvc"
+    fi
+    echo "PGHOST=$DIR PGUSER=$SUPERUSER"
+}
+
+stop() {
+    [ -f "$DATA/PG_VERSION" ] || return 0
+    if postmaster_running; then
+        quiet as_owner "$PGBIN/pg_ctl" -D "$DATA" -m fast -w -t 60 stop || die "could not stop the cluster in $DATA"
+    else
+        remove_stale_lock_files
+    fi
+}
+
+case $cmd in
+start) start ;;
+stop) stop ;;
+restart) stop; start >/dev/null ;;
+*) usage ;;
+esac
