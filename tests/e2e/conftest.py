@@ -5,6 +5,7 @@ Under `make test` (scripts/test.sh) the environment names everything:
   PRICESVC_TEST_JWT_SECRET.
 Standalone (`.venv/bin/pytest tests/e2e`), whatever is unset is made here: a private cluster in
 var/e2e/pg (scripts/pg-cluster.sh), a random secret, and .build/release/pricesvc (never built here).
+PRICESVC_E2E_MIGRATIONS_DIR points the suite at another migrations folder (default: migrations/).
 
 Every server runs on a free 127.0.0.1 port with its settings given as PRICESVC_* variables, its
 stdout/stderr in files, and is always terminated (SIGTERM, then SIGKILL) when its test ends.
@@ -105,7 +106,8 @@ def env(tmp_path_factory) -> Env:
     state = tmp_path_factory.mktemp("pricesvc")
     return Env(bin=binary, pg_dir=pg_dir, pghost=pghost, pguser=pguser, owner_url=owner_url,
                service_url=f"postgresql:///pricesvc?host={pghost}&user=authenticator", secret=secret,
-               migrations_dir=str(REPO / "migrations"), state=state)
+               migrations_dir=os.environ.get("PRICESVC_E2E_MIGRATIONS_DIR") or str(REPO / "migrations"),
+               state=state)
 
 
 @pytest.fixture(scope="session")

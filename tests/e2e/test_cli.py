@@ -120,9 +120,17 @@ def test_serve_refuses_a_malformed_setting_with_exit_2(env):
 
 
 def test_a_listen_address_already_in_use_is_one_clear_line(env, server):
-    result = env.run("serve", timeout=30, LISTEN=f"127.0.0.1:{server.port}")
-    assert result.returncode != 0
-    assert len(_stderr_lines(result)) == 1, result.stderr
+    process = subprocess.Popen([env.bin, "serve"], env=env.base_env(LISTEN=f"127.0.0.1:{server.port}"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = process.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate(timeout=10)
+        raise AssertionError(f"a second pricesvc is serving on port {server.port}, which another pricesvc "
+                             f"already listens on (stdout: {stdout.strip()!r})")
+    assert process.returncode != 0
+    assert len([line for line in stderr.splitlines() if line.strip()]) == 1, stderr
     assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
 
 

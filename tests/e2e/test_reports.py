@@ -30,7 +30,7 @@ def test_prefer_return_minimal_also_answers_201_with_an_empty_body(api, token, d
 
 
 def test_prefer_return_representation_answers_201_with_the_rows_plus_id_and_created_at(api, token, db):
-    rows = [report(cents=300, currency="EUR"), report(cents=700, kind="daily")]
+    rows = [report(cents=300, currency="EUR"), report(cents=700, kind="daily", currency="USD")]
     response = api.submit(rows, token, prefer="return=representation")
     assert response.status_code == 201, response.text
     body = response.json()
@@ -44,7 +44,13 @@ def test_prefer_return_representation_answers_201_with_the_rows_plus_id_and_crea
         stored = db.psql(f"select id, price_cents from public.price_reports "
                          f"where client_report_id = '{sent['client_report_id']}'")
         assert stored == f"{got['id']}|{sent['price_cents']}"
-    assert body[1]["currency"] == "USD"  # the default is shown like PostgREST would show the stored row
+
+
+def test_representation_shows_the_default_currency_like_the_stored_row(api, token):
+    response = api.submit({"location_id": location(), "rate_kind": "hourly", "price_cents": 100}, token,
+                          prefer="return=representation")
+    assert response.status_code == 201, response.text
+    assert response.json()[0]["currency"] == "USD"
 
 
 def test_representation_of_a_single_object_is_still_an_array(api, token):
