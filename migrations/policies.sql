@@ -225,7 +225,7 @@ declare
     receipts pg_catalog.text := pg_catalog.current_setting('pricesvc.receipts', true);
     receipt pg_catalog.text := pg_catalog.format('{"id":%s,"created_at":%s,"replayed":%s}', report_id,
         pg_catalog.to_json(pg_catalog.to_char(pg_catalog.timezone('UTC', created_at), 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')),
-        replayed);
+        pg_catalog.to_json(replayed));
 begin
     if receipts is null or receipts !~ '^\[.*\]$' then
         receipts := '[]';

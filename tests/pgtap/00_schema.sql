@@ -1,0 +1,77 @@
+-- The shape other engineers code against: schemas, roles, tables, functions and their settings.
+begin;
+\ir _helpers.psql
+select plan(38);
+
+select has_schema(s) from unnest(array['auth', 'private', 'extensions', 'pricesvc_meta']) s;
+select is((select extnamespace::regnamespace::text from pg_extension where extname = 'pgcrypto'), 'extensions',
+          'pgcrypto lives in the extensions schema');
+
+select is((select rolcanlogin and not rolinherit from pg_roles where rolname = 'authenticator'), true,
+          'authenticator is LOGIN NOINHERIT');
+select is((select array_agg(rolname order by rolname) from pg_roles
+           where rolname in ('anon', 'authenticated', 'price_analyst') and not rolcanlogin),
+          array['anon', 'authenticated', 'price_analyst']::name[], 'anon, authenticated and price_analyst cannot log in');
+select ok(pg_has_role('authenticator', 'anon', 'member') and pg_has_role('authenticator', 'authenticated', 'member'),
+          'authenticator may switch to anon and authenticated');
+select ok(not pg_has_role('authenticator', 'price_analyst', 'member'), 'authenticator cannot become an analyst');
+select ok(not (select rolsuper or rolbypassrls or rolcreaterole or rolcreatedb from pg_roles where rolname = 'authenticator'),
+          'authenticator has no special attributes');
+
+select columns_are('public', 'price_reports',
+    array['id', 'reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'client_report_id', 'created_at']);
+select col_default_is('public', 'price_reports', 'reporter_id', 'auth.uid()', 'reporter_id defaults to auth.uid()');
+select col_default_is('public', 'price_reports', 'currency', 'USD'::text, 'currency defaults to USD');
+select col_not_null('public', 'price_reports', c, c || ' is NOT NULL')
+  from unnest(array['reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'created_at']) c;
+select is((select relrowsecurity and relforcerowsecurity from pg_class where oid = 'public.price_reports'::regclass), true,
+          'RLS is enabled and forced on price_reports');
+select policies_are('public', 'price_reports', array['reporters_insert_own_reports'], 'one policy only: insert your own');
+select policy_cmd_is('public', 'price_reports', 'reporters_insert_own_reports', 'insert', 'the policy is for INSERT');
+select policy_roles_are('public', 'price_reports', 'reporters_insert_own_reports', array['authenticated'], 'the policy applies to authenticated');
+select trigger_is('public', 'price_reports', 'price_reports_admit', 'private', 'admit_price_report');
+select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price_reports_client_report_id_key',
+                   'price_reports_reporter_recent_idx', 'price_reports_median_idx']);
+
+select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets']);
+
+-- Settings live in one place.
+select results_eq(
+    $$select private.median_min_reporters(), private.report_window(), private.reporter_cap(), private.cap_window(),
+             private.max_median_locations(), private.jwt_leeway()$$,
+    $$values (3, interval '180 days', 10, interval '1 hour', 50, interval '30 seconds')$$,
+    'settings: 3 reporters, 180 days, 10 per hour, 50 locations, 30 s leeway');
+
+-- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
+select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
+           where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')),
+          array['auth.get_user(uuid)', 'auth.install_signing_keys(bytea,bytea)', 'auth.jwt()', 'auth.prune(interval)',
+                'auth.refresh_session(bytea,bytea,bytea,integer,integer,integer)',
+                'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
+                'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
+                'price_medians(text[],text)', 'pricesvc_meta.applied_migrations()',
+                'private.admit_price_report()'],
+          'the SECURITY DEFINER functions are exactly these');
+select is((select count(*)::int from pg_proc p
+           where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')
+             and not coalesce(p.proconfig @> array['search_path=""'], false)),
+          0, 'every SECURITY DEFINER function sets search_path = ''''');
+select is((select count(*)::int from pg_proc p
+           where p.pronamespace::regnamespace::text in ('auth', 'private', 'pricesvc_meta', 'public')
+             and p.prokind = 'f' and has_function_privilege('public', p.oid, 'execute')),
+          0, 'no function of ours is executable by PUBLIC');
+
+-- Who may execute what.
+select function_privs_are('public', 'price_medians', array['text[]', 'text'], 'authenticated', array['EXECUTE']);
+select function_privs_are('public', 'price_median', array['text', 'text'], 'price_analyst', array['EXECUTE']);
+select function_privs_are('public', 'price_median_overview', array['timestamptz'], 'price_analyst', array['EXECUTE']);
+select function_privs_are('public', 'price_median_overview', array['timestamptz'], 'authenticated', array[]::text[]);
+select function_privs_are('public', 'price_medians', array['text[]', 'text'], 'anon', array[]::text[]);
+select function_privs_are('auth', 'sign_up_anonymous', array['bytea', 'jsonb', 'bytea', 'integer', 'integer'],
+                          'authenticator', array['EXECUTE']);
+select function_privs_are('auth', 'sign_up_anonymous', array['bytea', 'jsonb', 'bytea', 'integer', 'integer'],
+                          'authenticated', array[]::text[]);
+select function_privs_are('pricesvc_meta', 'applied_migrations', array[]::text[], 'authenticator', array['EXECUTE']);
+
+select * from finish();
+rollback;
