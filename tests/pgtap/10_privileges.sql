@@ -4,7 +4,7 @@ begin;
 \ir _helpers.psql
 select plan(43);
 
-select tap.seed(tap.alice(), 'sfmta:garage-1', 300);
+select tap.seed(tap.alice(), 'sfmta:garage-1', 300) \g /dev/null
 
 create function tap.denials(who text) returns setof text language sql as $$
     select throws_ok(s, '42501', null, who || ' cannot ' || split_part(s, ' ', 1) || ' price_reports')
@@ -29,7 +29,7 @@ reset role;
 
 -- authenticated, with a valid token: may insert, and nothing else.
 set local role authenticated;
-select set_config('request.jwt', tap.token_for(tap.bob()), true);
+select set_config('request.jwt', tap.token_for(tap.bob()), true) \g /dev/null
 select tap.denials('authenticated');
 select tap.auth_denials('authenticated');
 select lives_ok($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('x', 'hourly', 250)$$,
