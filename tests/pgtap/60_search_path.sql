@@ -1,0 +1,113 @@
+-- Search-path hijack: a caller who puts a schema they control in front of everything (even before
+-- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
+begin;
+\ir _helpers.psql
+select plan(15);
+
+-- Known state before the attack.
+select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
+select tap.seed(r, 'hijack:quiet', 100) from unnest(array[tap.alice(), tap.bob()]) r \g /dev/null
+select tap.seed(tap.dave(), 'hijack:cap', 100) from generate_series(1, 10) \g /dev/null
+
+-- The attacker's schema: same-named functions, tables and operators, each returning something that
+-- would help them if it were picked up.
+create schema evil;
+grant usage on schema evil to public;
+create function evil.now() returns timestamptz language sql return '2000-01-01'::timestamptz;
+create function evil.median_min_reporters() returns integer language sql return 1;
+create function evil.reporter_cap() returns integer language sql return 1000;
+create function evil.report_window() returns interval language sql return interval '100 years';
+create function evil.cap_window() returns interval language sql return interval '1 second';
+create function evil.max_median_locations() returns integer language sql return 100000;
+create function evil.jwt_leeway() returns interval language sql return interval '100 years';
+create function evil.hmac(bytea, bytea, text) returns bytea language sql return '\x00'::bytea;
+create function evil.current_setting(text, boolean) returns text language sql
+    return 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJhMTFjZTAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAwMDEifQ.';
+create function evil.pg_advisory_xact_lock(integer, integer) returns void language sql return null;
+create table evil.price_reports (like public.price_reports);
+create table evil.signing_keys (slot text, secret bytea);
+insert into evil.signing_keys values ('current', convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'));
+create table evil.users (like auth.users);
+create table evil.schema_migrations (name text, checksum text, applied_at timestamptz);
+insert into evil.schema_migrations values ('evil.sql', 'x', now());
+create function evil.text_eq_always(text, text) returns boolean language sql return true;
+create operator evil.= (leftarg = text, rightarg = text, function = evil.text_eq_always);
+grant all on all tables in schema evil to public;
+-- Temp tables shadow relation names even with an empty search_path unless every name is qualified.
+create temp table price_reports (like public.price_reports);
+create temp table signing_keys (slot text, secret bytea);
+insert into signing_keys values ('current', convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'));
+grant all on price_reports, signing_keys to public;
+
+-- Runs a statement the way the attacker would: evil schema first, pg_catalog last. Rows come back as text.
+create function tap.evil(statement text) returns setof text language plpgsql
+    set search_path = evil, pg_temp, pg_catalog as $$
+begin
+    return query execute 'select t::text from (' || statement || ') t';
+end
+$$;
+create function tap.evil_exec(statement text) returns void language plpgsql
+    set search_path = evil, pg_temp, pg_catalog as $$
+begin
+    execute statement;
+end
+$$;
+
+set local role authenticated;
+
+-- auth.jwt(): neither a fake hmac, a fake key table nor a fake current_setting get a forged token through.
+select tap.use_token(tap.sign('{"alg":"HS256"}', '{"sub":"a11ce000-0000-4000-8000-000000000001"}',
+                              convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'))) \g /dev/null
+select throws_ok($$select tap.evil('select auth.jwt()')$$, 'PT401', 'invalid token',
+                 'auth.jwt(): a token signed with the attacker''s key still fails');
+select tap.use_token(tap.token_for(tap.dave())) \g /dev/null
+select results_eq($$select * from tap.evil('select auth.uid()')$$, array['(' || tap.dave() || ')'],
+                  'auth.jwt(): the real token and key are used');
+
+-- The insert trigger: real now(), real cap, real lock, real table.
+select throws_ok($$select tap.evil_exec('insert into public.price_reports (location_id, rate_kind, price_cents) values (''hijack:cap'', ''hourly'', 1)')$$,
+                 'PT429', null, 'admit_price_report(): the real cap of 10 still holds');
+select tap.use_token(tap.token_for(tap.alice())) \g /dev/null
+select tap.evil_exec($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('hijack:new', 'hourly', 1)$$) \g /dev/null
+select is((current_setting('pricesvc.receipts', true)::jsonb -> 0 ->> 'created_at')::timestamptz, now(),
+          'admit_price_report(): created_at is the real now()');
+
+-- Median functions: real threshold, real window, real aggregate, real table.
+select results_eq($$select * from tap.evil('select median_cents, reporters from public.price_median(''hijack:garage'')')$$,
+                  array['(200,3)'], 'price_median(): unchanged');
+select is_empty($$select * from tap.evil('select * from public.price_medians(array[''hijack:quiet''])')$$,
+                'price_medians(): the threshold is not lowered');
+select throws_ok($$select tap.evil('select * from public.price_medians(array(select ''x'' || i from generate_series(1, 51) i))')$$,
+                 '22023', null, 'price_medians(): the 50-location limit is not raised');
+reset role;
+set local role price_analyst;
+select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,
+                  array['(hijack:garage)'], 'price_median_overview(): unchanged');
+reset role;
+
+-- Auth functions, as authenticator, which is who calls them.
+create temp table signed_up (user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz);
+grant all on signed_up to public;
+set local role authenticator;
+select tap.evil_exec($$insert into pg_temp.signed_up select * from auth.sign_up_anonymous('\x01', '{"device":"hijack"}', pg_catalog.sha256('hijack-token'), 30, 30)$$) \g /dev/null
+select is((select count(*)::int from signed_up), 1, 'sign_up_anonymous(): works');
+select results_eq($$select * from tap.evil('select status, user_metadata from auth.refresh_session(pg_catalog.sha256(''hijack-token''), pg_catalog.sha256(''hijack-token-2''), ''\x01'', 150, 300, 10)')$$,
+                  array['(ok,"{""device"": ""hijack""}")'], 'refresh_session(): rotates the real token');
+select results_eq(format('select * from tap.evil(%L)', format('select user_metadata from auth.get_user(%L)', (select user_id from signed_up))),
+                  array['("{""device"": ""hijack""}")'], 'get_user(): reads the real users table');
+select lives_ok(format('select tap.evil_exec(%L)', format('select auth.sign_out(%L, %L)', (select session_id from signed_up), 'local')),
+                'sign_out(): works');
+select is_empty($$select * from tap.evil('select name from pricesvc_meta.applied_migrations() where name like ''evil%''')$$,
+                'applied_migrations(): reads the real bookkeeping table');
+reset role;
+
+-- Owner-only functions.
+select tap.evil_exec($$select auth.install_signing_keys(pg_catalog.convert_to('pgtap-test-signing-secret-0123456789abcdef', 'UTF8'))$$) \g /dev/null
+select is((select count(*)::int from evil.signing_keys), 1, 'install_signing_keys(): the attacker''s table is untouched');
+update auth.sessions set revoked_at = now() - interval '2 hours' where id = (select session_id from signed_up);
+update auth.users set created_at = now() - interval '2 hours' where id = (select user_id from signed_up);
+select results_eq($$select * from tap.evil('select sessions, users from auth.prune(interval ''1 hour'')')$$, array['(1,1)'],
+                  'prune(): deletes the real revoked session and its user');
+
+select * from finish();
+rollback;
