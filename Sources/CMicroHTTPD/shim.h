@@ -40,7 +40,6 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
         MHD_OPTION_THREAD_STACK_SIZE, stack_size,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, backlog,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_END);
 }
 

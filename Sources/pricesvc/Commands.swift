@@ -56,8 +56,11 @@ enum Commands {
         return text
     }
 
+    /// One line on stderr: libpq's messages span lines, an operator's log search should not.
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data(("pricesvc: " + message + "\n").utf8))
+        let flat = message.split(whereSeparator: { $0 == "\n" || $0 == "\t" || $0 == "\r" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+        FileHandle.standardError.write(Data(("pricesvc: " + flat + "\n").utf8))
     }
 
     // MARK: serve

@@ -52,6 +52,18 @@ struct LimitsTests {
         #expect(resolver.resolve(peer: "10.0.0.9", forwardedFor: "10.0.0.8") == "10.0.0.9")
     }
 
+    @Test("an oversized chunked upload is drained up to a bound, then answered at once")
+    func drainBound() {
+        var body = RequestBody(limit: 10, drainLimit: 100)
+        body.append([UInt8](repeating: 1, count: 11))
+        #expect(body.isTooLarge && !body.mustAnswerNow)
+        body.append([UInt8](repeating: 1, count: 89))
+        #expect(!body.mustAnswerNow)
+        body.append([1])
+        #expect(body.mustAnswerNow)
+        #expect(body.bytes.isEmpty)
+    }
+
     @Test("a body over the limit is dropped as soon as it is known to be too large")
     func bodyLimit() {
         var body = RequestBody(limit: 10)
@@ -62,6 +74,7 @@ struct LimitsTests {
         body.append([1])
         #expect(body.isTooLarge)
         #expect(body.bytes.isEmpty)
+        #expect(!body.mustAnswerNow)
         #expect(RequestBody(limit: 10, declaredLength: 11).isTooLarge)
         #expect(!RequestBody(limit: 10, declaredLength: 10).isTooLarge)
     }

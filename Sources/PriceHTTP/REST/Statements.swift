@@ -14,8 +14,9 @@ public enum Statements {
     static let insertReports = PreparedStatement(name: "pricesvc_insert_reports", sql: """
         insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id)
         select r.location_id, r.rate_kind, r.price_cents, coalesce(r.currency, 'USD'), r.client_report_id
-        from pg_catalog.jsonb_to_recordset($1::jsonb) with ordinality
-             as r(location_id text, rate_kind text, price_cents integer, currency text, client_report_id uuid, n bigint)
+        from rows from (pg_catalog.jsonb_to_recordset($1::jsonb)
+                        as (location_id text, rate_kind text, price_cents integer, currency text, client_report_id uuid))
+             with ordinality as r(location_id, rate_kind, price_cents, currency, client_report_id, n)
         order by r.n
         """)
 

@@ -130,7 +130,7 @@ extension HTTPServer {
                 state.body.append(UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee))
             }
             uploadSize.pointee = 0
-            if state.body.isTooLarge && !state.answered {
+            if state.body.mustAnswerNow && !state.answered {
                 state.answered = true
                 return server.queue(server.service.payloadTooLarge(state.request), on: connection)
             }
@@ -138,6 +138,9 @@ extension HTTPServer {
         }
         guard !state.answered else { return CMHD_YES }
         state.answered = true
+        if state.body.isTooLarge {
+            return server.queue(server.service.payloadTooLarge(state.request), on: connection)
+        }
         state.request.body = state.body.bytes
         return server.queue(server.service.handle(state.request), on: connection)
     }
