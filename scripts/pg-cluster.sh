@@ -5,6 +5,7 @@
 #                                      no TCP), create database "pricesvc"; prints PGHOST=DIR PGUSER=<su>
 #   scripts/pg-cluster.sh stop DIR     fast shutdown; idempotent
 #   scripts/pg-cluster.sh restart DIR  stop, then start (quiet)
+#   scripts/pg-cluster.sh destroy DIR  stop, then delete the cluster's data (a throwaway test cluster)
 #
 # Prints nothing but errors, except the last line of `start`. When run as root the cluster runs as the
 # `postgres` OS user, because initdb refuses to run as root.
@@ -15,12 +16,21 @@ PORT=5432
 
 die() { echo "pg-cluster: $*" >&2; exit 1; }
 
-usage() { die "usage: $0 start|stop|restart DIR"; }
+usage() { die "usage: $0 start|stop|restart|destroy DIR"; }
 
 [ $# -eq 2 ] || usage
 cmd=$1
 mkdir -p -- "$2"
 DIR=$(cd -- "$2" && pwd -P)
+# As root the server runs as `postgres`, which must reach DIR. A checkout under a private home
+# (e.g. /root, mode 0700) is not reachable: then the cluster lives in a folder of its own under
+# /var/tmp, named after DIR so start, stop and restart find the same one, and DIR/cluster points there.
+if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$DIR" 2>/dev/null; then
+    real=/var/tmp/pricesvc-pg-$(printf '%s' "$DIR" | sha256sum | cut -c1-16)
+    mkdir -p -- "$real"
+    ln -sfn -- "$real" "$DIR/cluster"
+    DIR=$real
+fi
 DATA=$DIR/data
 LOG=$DIR/postgres.log
 
@@ -132,6 +142,7 @@ stop() {
 case $cmd in
 start) start ;;
 stop) stop ;;
+destroy) stop; rm -rf -- "$DATA" "$LOG" ;;
 restart) stop; start >/dev/null ;;
 *) usage ;;
 esac

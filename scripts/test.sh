@@ -22,7 +22,7 @@ swift build -c release --product pricesvc || exit 1
 swift build --build-tests || exit 1
 
 step "fresh PostgreSQL cluster in $state/pg"
-scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
+scripts/pg-cluster.sh destroy "$state/pg" >/dev/null 2>&1 || true
 rm -rf "$state"
 mkdir -p "$state"
 eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
