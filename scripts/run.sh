@@ -4,7 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
 bin=$root/.build/release/pricesvc
-state=$root/var/dev
+# RUN_STATE_DIR lets the end-to-end test run this script beside a developer's own var/dev.
+state=${RUN_STATE_DIR:-$root/var/dev}
 mkdir -p "$state"
 
 # The JWT secret is made once and kept (0600); it is what makes tokens and the anon key valid.

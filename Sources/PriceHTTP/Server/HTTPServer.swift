@@ -172,7 +172,7 @@ extension HTTPServer {
     private func makeState(connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?) -> RequestState {
         var peerBuffer = [CChar](repeating: 0, count: 64)
         let peer = cmhd_client_ip(connection, &peerBuffer, peerBuffer.count) == 0
-            ? String(cString: peerBuffer) : "unknown"
+            ? peerBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
         let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                                   path: url.map { String(cString: $0) } ?? "/",
                                   clientIP: peer, requestID: nextRequestID())

@@ -1,0 +1,110 @@
+"""`make run`, as a newcomer types it: it prints the URL, the anon key and the analyst's psql line,
+serves, and a second `make run` after a hard kill (stale postmaster.pid) reuses the same cluster."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from helpers import Api, new_id, report, wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class MakeRun:
+    def __init__(self, state: Path, port: int):
+        self.state, self.port = state, port
+        self.process: subprocess.Popen | None = None
+        self.lines: list[str] = []
+
+    def start(self, timeout: float = 300) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PRICESVC_") and k != "MAKEFLAGS"}
+        env.update(RUN_STATE_DIR=str(self.state), PRICESVC_LISTEN=f"127.0.0.1:{self.port}")
+        self.process = subprocess.Popen(["make", "-s", "run"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        info: dict = {}
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            if m := re.search(r"pricesvc is starting at\s+(\S+)", line):
+                info["url"] = m.group(1)
+            if m := re.search(r"anon key \(apikey\):\s+(\S+)", line):
+                info["anon_key"] = m.group(1)
+            if m := re.search(r"analyst's psql:\s+(.+)$", line):
+                info["psql"] = m.group(1).strip()
+            if "pricesvc listening on" in line:
+                return info
+        raise AssertionError("make run did not start serving:\n" + "".join(self.lines[-40:]))
+
+    def kill_hard(self):
+        """SIGKILL the service and the postmaster: what a crash or a killed terminal leaves behind."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+        pid_file = next(self.state.joinpath("pg").resolve().rglob("postmaster.pid"))
+        os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
+        time.sleep(1)  # backends notice the dead postmaster and exit
+        assert pid_file.exists(), "the stale postmaster.pid this test is about should still be there"
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=20)
+
+
+@pytest.mark.timeout(900)
+def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
+    state = REPO / "var/e2e-make-run"
+    subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "destroy", str(state / "pg")], capture_output=True)
+    run = MakeRun(state, free_port())
+    try:
+        info = run.start()
+        assert info["url"] == f"http://127.0.0.1:{run.port}"
+        assert info["anon_key"].count(".") == 2
+        assert requests.get(info["url"] + "/readyz", timeout=5).status_code == 200
+
+        api = Api(info["url"], info["anon_key"])
+        session = api.new_session()
+        receipt = new_id()
+        assert api.submit(report(client_report_id=receipt), session["access_token"]).status_code == 201
+
+        # The printed analyst line runs as printed and shows the overview's columns.
+        analyst = subprocess.run(info["psql"], shell=True, capture_output=True, text=True, timeout=30)
+        assert analyst.returncode == 0, analyst.stderr
+        assert "median_cents" in analyst.stdout
+
+        run.kill_hard()
+        second = MakeRun(state, run.port)
+        try:
+            again = second.start()
+            assert again["anon_key"] == info["anon_key"], "the secret (and so the anon key) is kept between runs"
+            wait_until(lambda: requests.get(again["url"] + "/readyz", timeout=5).status_code == 200, 20)
+            # Same cluster: the report from the first run is still there.
+            url = shlex.split(info["psql"])[1]
+            count = subprocess.run(["psql", "-X", "-At", url, "-c",
+                                    f"select count(*) from public.price_reports where client_report_id = '{receipt}'"],
+                                   capture_output=True, text=True, timeout=30)
+            assert count.stdout.strip() == "1", count.stderr
+            assert "migrations: already up to date" in "".join(second.lines)
+        finally:
+            second.stop()
+    finally:
+        run.stop()
+        subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "destroy", str(state / "pg")], capture_output=True)
