@@ -42,8 +42,10 @@ export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
 run_suite "swift test" swift test --skip-build
 
 step "python virtual environment (.venv)"
-if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c 'import supabase, requests' 2>/dev/null; then
+wanted=$(sha256sum tests/e2e/requirements.txt | cut -c1-64)
+if [ ! -x .venv/bin/pytest ] || [ "$(cat .venv/.requirements-sha 2>/dev/null)" != "$wanted" ]; then
   python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt || exit 1
+  echo "$wanted" > .venv/.requirements-sha
 fi
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
 run_suite "end-to-end (real pricesvc, curl, supabase-py)" .venv/bin/pytest -q tests/e2e
