@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# `make bench`: pricesvc against its references, side by side, in one run, on this machine.
+#
+#   1. submissions/s: wrk POST /rest/v1/price_reports (return=minimal) vs pgbench running the same
+#      identity + INSERT (RLS, cap trigger), pipelined, one Sync
+#   2. price_medians over 12 locations and 1 000 000 reports: wrk vs pgbench on the same statements
+#   3. GET /healthz vs nginx answering a fixed 11-byte JSON body
+#   4. peak RSS (VmHWM) of pricesvc after 256 concurrent connections on healthz + medians
+#
+# Everything runs on loopback and Unix sockets under var/bench; every process started here is
+# stopped on exit. Settings (environment):
+#   BENCH_SECONDS=10        length of each measured run
+#   BENCH_CLIENTS=16        connections (wrk -c) and clients (pgbench -c), the same for both sides
+#   BENCH_THREADS=2         wrk -t and pgbench -j
+#   BENCH_MEDIAN_SECONDS=30 length of each price_medians run (at least BENCH_SECONDS)
+#   BENCH_RSS_CONNECTIONS=256, BENCH_RSS_SECONDS=5
+#   BENCH_REPORTERS=30000   fresh reporters minted per run and per submission side
+#   BENCH_REPORTS=1000000   reports seeded once for the median benchmark; BENCH_SEED_REPORTERS=20000
+#   BENCH_POOL_SIZE         PRICESVC_POOL_SIZE for the run (default: the service's default)
+#   BENCH_PORT, BENCH_NGINX_PORT  (default: free ports)
+#   PRICESVC_BIN            default .build/release/pricesvc
+#   BENCH_STATEMENTS        Statements.swift whose SQL pgbench runs (default: the one in Sources/)
+#   BENCH_KEEP_PG=1         leave the bench PostgreSQL running at the end (faster reruns)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd -P)
+
+BIN=${PRICESVC_BIN:-$root/.build/release/pricesvc}
+SECS=${BENCH_SECONDS:-10}
+CLIENTS=${BENCH_CLIENTS:-16}
+THREADS=${BENCH_THREADS:-2}
+RSS_CONNS=${BENCH_RSS_CONNECTIONS:-256}
+RSS_SECS=${BENCH_RSS_SECONDS:-5}
+REPORTERS=${BENCH_REPORTERS:-30000}
+SEED_REPORTS=${BENCH_REPORTS:-1000000}
+SEED_REPORTERS=${BENCH_SEED_REPORTERS:-20000}
+WARMUP=${BENCH_WARMUP_SECONDS:-2}
+# price_medians over 12 locations is a heavy query: with 16 requests in flight the latency is several
+# seconds, so its runs must be long enough for many rounds to complete (wrk counts only completed ones).
+MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$(( SECS > 30 ? SECS : 30 ))}
+# Port 0: pricesvc binds a free port and prints it; nginx gets a free port found just before it starts.
+PORT=${BENCH_PORT:-0}
+NGINX_PORT=${BENCH_NGINX_PORT:-}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+# The SQL the pgbench side runs is read from here (see bench/pgbench_scripts.py).
+STATEMENTS=${BENCH_STATEMENTS:-$root/Sources/PriceHTTP/REST/Statements.swift}
+PGBENCH=${PGBENCH:-$PGBIN/pgbench}
+[ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench)
+
+state=$root/var/bench
+out=$state/out
+mkdir -p "$state" "$out"
+rm -f "$out"/*
+
+die() { echo "bench: $*" >&2; exit 1; }
+note() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+[ -x "$BIN" ] || die "no pricesvc binary at $BIN (make build, or set PRICESVC_BIN)"
+for tool in wrk nginx curl python3 "$PGBENCH"; do
+  command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh --bench)"
+done
+[ "$CLIENTS" -ge "$THREADS" ] || die "BENCH_CLIENTS must be ≥ BENCH_THREADS"
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+[ "$PORT" != 0 ] && port_busy "$PORT" && die "127.0.0.1:$PORT is in use (set BENCH_PORT)"
+if [ -z "$NGINX_PORT" ]; then
+  NGINX_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+fi
+port_busy "$NGINX_PORT" && die "127.0.0.1:$NGINX_PORT is in use (set BENCH_NGINX_PORT)"
+
+# ---------------------------------------------------------------- cleanup of what we start
+pricesvc_pid=""
+nginx_dir=$state/nginx
+cleanup() {
+  local status=$?
+  set +e
+  if [ -n "$pricesvc_pid" ] && kill -0 "$pricesvc_pid" 2>/dev/null; then
+    kill -TERM "$pricesvc_pid"
+    for _ in $(seq 50); do kill -0 "$pricesvc_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$pricesvc_pid" 2>/dev/null
+    wait "$pricesvc_pid" 2>/dev/null
+  fi
+  if [ -s "$nginx_dir/nginx.pid" ]; then
+    local npid
+    npid=$(cat "$nginx_dir/nginx.pid")
+    kill -QUIT "$npid" 2>/dev/null
+    for _ in $(seq 25); do kill -0 "$npid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$npid" 2>/dev/null
+    rm -f "$nginx_dir/nginx.pid"
+  fi
+  if [ "${BENCH_KEEP_PG:-0}" != 1 ]; then
+    scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1
+  fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- CPU accounting from /proc
+# Clock ticks used by a process and its children (live ones, and reaped ones via cutime/cstime).
+ticks_of() {  # pid → utime+stime+cutime+cstime
+  [ -r "/proc/$1/stat" ] || { echo 0; return; }
+  # Fields after the ")" of comm: state is $1, so utime=$12 stime=$13 cutime=$14 cstime=$15.
+  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 + $14 + $15 }'
+}
+tree_ticks() {  # pid → ticks of pid and its direct children (PostgreSQL backends, nginx workers)
+  local total child
+  total=$(ticks_of "$1")
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+    total=$((total + $(ticks_of "$child")))
+  done
+  echo "$total"
+}
+HZ=$(getconf CLK_TCK)
+
+# ---------------------------------------------------------------- PostgreSQL
+note "PostgreSQL in $state/pg"
+eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)"   # PGHOST, PGUSER
+export PGHOST PGUSER PGDATABASE=pricesvc
+postmaster_pid=$(head -n 1 "$PGHOST/data/postmaster.pid")
+owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
+service_url="postgresql:///pricesvc?host=$PGHOST&user=authenticator"
+psql_su() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGHOST" -U "$PGUSER" -d pricesvc "$@"; }
+
+secret_file=$state/jwt-secret
+if [ ! -s "$secret_file" ]; then
+  (umask 077; head -c 48 /dev/urandom | base64 -w0 | tr '+/' '-_' > "$secret_file")
+fi
+export PRICESVC_JWT_SECRET_FILE=$secret_file
+unset PRICESVC_JWT_SECRET
+
+note "migrate"
+"$BIN" migrate --migration-database-url "$owner_url" --database-url "$service_url" >"$out/migrate.log" 2>&1 ||
+  { cat "$out/migrate.log" >&2; die "pricesvc migrate failed"; }
+psql_su -f bench/setup.sql >/dev/null
+
+if [ "$(psql_su -tAc "select count(*) from bench.seeded where what = 'medians'")" != 1 ]; then
+  note "seeding $SEED_REPORTS reports over 12 locations from $SEED_REPORTERS reporters (once)"
+  psql_su -v reports="$SEED_REPORTS" -v reporters="$SEED_REPORTERS" -f bench/seed.sql >/dev/null
+fi
+seeded=$(psql_su -tAc "select count(*) from public.price_reports where location_id like 'bench:loc-%'")
+
+# Fresh reporters for this run: the cap is 10 per reporter per sliding hour, so reporters of an
+# earlier run (less than an hour ago) must not be reused.
+run_id=$(date +%s)
+note "minting $REPORTERS reporters per submission side"
+python3 bench/tokens.py "$secret_file" "$run_id" "$REPORTERS" "$state/run"
+psql_su >/dev/null <<SQL
+truncate bench.tokens;
+\copy bench.tokens (run_id, side, idx, uid, token) from '$state/run/reporters.tsv'
+select bench.ensure_users(array(select uid from bench.tokens));
+analyze bench.tokens;
+SQL
+python3 bench/pgbench_scripts.py "$STATEMENTS" "$state/run"
+apikey=$("$BIN" keys)
+reader=$(cat "$state/run/reader.txt")
+export BENCH_APIKEY=$apikey BENCH_READER=$reader BENCH_TOKENS=$state/run/tokens-http.txt BENCH_THREADS=$THREADS
+
+# ---------------------------------------------------------------- pricesvc
+note "pricesvc"
+(
+  export PRICESVC_LISTEN=127.0.0.1:$PORT PRICESVC_DATABASE_URL=$service_url
+  export PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048
+  export PRICESVC_ACCESS_LOG=false
+  [ -n "${BENCH_POOL_SIZE:-}" ] && export PRICESVC_POOL_SIZE=$BENCH_POOL_SIZE
+  exec "$BIN" serve
+) >"$state/pricesvc.log" 2>&1 &
+pricesvc_pid=$!
+# The port comes from pricesvc's own start-up line, so we never talk to someone else's server.
+bound=""
+for _ in $(seq 300); do
+  bound=$(sed -n 's|^pricesvc listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$state/pricesvc.log")
+  [ -n "$bound" ] && break
+  kill -0 "$pricesvc_pid" 2>/dev/null || { cat "$state/pricesvc.log" >&2; die "pricesvc exited"; }
+  sleep 0.1
+done
+[ -n "$bound" ] || { cat "$state/pricesvc.log" >&2; die "pricesvc did not start listening"; }
+PORT=$bound
+note "pricesvc (pid $pricesvc_pid) on 127.0.0.1:$PORT"
+curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { curl -sS "http://127.0.0.1:$PORT/readyz" >&2; die "pricesvc is not ready"; }
+pool_size=$(curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '/^pricesvc_db_pool_size/ { print $2; exit }')
+pool_size=${pool_size:-${BENCH_POOL_SIZE:-default}}
+
+locations_json='["bench:loc-01","bench:loc-02","bench:loc-03","bench:loc-04","bench:loc-05","bench:loc-06","bench:loc-07","bench:loc-08","bench:loc-09","bench:loc-10","bench:loc-11","bench:loc-12"]'
+medians_body="{\"location_ids\":$locations_json}"
+curl -sS -X POST "http://127.0.0.1:$PORT/rest/v1/rpc/price_medians" -H "apikey: $apikey" \
+  -H "Authorization: Bearer $reader" -H 'Content-Type: application/json' -d "$medians_body" >"$out/probe-medians.txt" || true
+probe_medians=$(python3 -c '
+import json, sys
+body = json.load(open(sys.argv[1]))
+print(f"{len(body)} rows" if isinstance(body, list) else "error " + body.get("code", "?") + ": " + body.get("message", "?"))
+' "$out/probe-medians.txt" 2>/dev/null || echo "unreadable answer")
+[ "$probe_medians" = "12 rows" ] || note "WARNING: price_medians(12 locations) through pricesvc answered: $probe_medians"
+status=$(curl -sS -o "$out/probe-submit.txt" -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/rest/v1/price_reports" \
+  -H "apikey: $apikey" -H "Authorization: Bearer $reader" -H 'Content-Type: application/json' \
+  -H 'Prefer: return=minimal' -d '{"location_id":"bench:probe","rate_kind":"hourly","price_cents":100}')
+[ "$status" = 201 ] || { cat "$out/probe-submit.txt" >&2; die "a probe submission got $status instead of 201"; }
+
+# ---------------------------------------------------------------- nginx (unprivileged)
+note "nginx on 127.0.0.1:$NGINX_PORT"
+mkdir -p "$nginx_dir/tmp"
+sed -e "s/@PORT@/$NGINX_PORT/" -e "s/@WORKERS@/$(nproc)/" bench/nginx.conf.in >"$nginx_dir/nginx.conf"
+as_nginx=()
+if [ "$(id -u)" -eq 0 ]; then
+  chown -R nobody: "$nginx_dir"
+  as_nginx=(runuser -u nobody --)
+fi
+"${as_nginx[@]}" nginx -p "$nginx_dir/" -c "$nginx_dir/nginx.conf" -e "$nginx_dir/error.log" ||
+  die "nginx did not start (see $nginx_dir/error.log)"
+for _ in $(seq 50); do [ -s "$nginx_dir/nginx.pid" ] && break; sleep 0.1; done
+nginx_pid=$(cat "$nginx_dir/nginx.pid")
+[ "$(curl -fsS "http://127.0.0.1:$NGINX_PORT/")" = '{"ok":true}' ] || die "nginx does not answer the fixed body"
+
+# ---------------------------------------------------------------- runners
+# Each runner writes $out/NAME.txt and sets R_RATE (per second), R_OK, R_BAD, R_P50/R_P99 (ms),
+# R_SRV (server CPU ms per request), R_PG (PostgreSQL CPU ms per request).
+rate() { awk -v r="$1" 'BEGIN { printf (r < 100 ? "%.2f" : "%.0f"), r }'; }
+field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" "$2" | head -n 1; }
+
+run_wrk() {  # name mode url connections seconds server_pid
+  local name=$1 mode=$2 url=$3 conns=$4 secs=$5 server=$6 file=$out/$1.txt
+  local srv0 pg0 srv1 pg1
+  srv0=$(tree_ticks "$server"); pg0=$(tree_ticks "$postmaster_pid")
+  BENCH_MODE=$mode wrk -t "$THREADS" -c "$conns" -d "${secs}s" --timeout 60s -s bench/wrk.lua "$url" >"$file" 2>&1 ||
+    { cat "$file" >&2; die "wrk $name failed"; }
+  srv1=$(tree_ticks "$server"); pg1=$(tree_ticks "$postmaster_pid")
+  grep -q BENCH_RESULT "$file" || { cat "$file" >&2; die "wrk $name printed no result"; }
+  local requests duration non2xx errors statuses
+  requests=$(field requests "$file"); duration=$(field duration_us "$file"); non2xx=$(field non2xx "$file")
+  errors=$(( $(field connect "$file") + $(field read "$file") + $(field write "$file") + $(field timeout "$file") ))
+  statuses=$(field statuses "$file")
+  if [ "$mode" = submit ]; then
+    R_OK=$(tr ',' '\n' <<<"$statuses" | awk -F: '$1 == 201 { print $2 }')
+    R_OK=${R_OK:-0}
+  else
+    R_OK=$((requests - non2xx))
+  fi
+  R_BAD=$((requests - R_OK)); R_ERR=$errors; R_STATUSES=$statuses
+  R_RATE=$(rate "$(awk -v n="$R_OK" -v d="$duration" 'BEGIN { print n / (d / 1e6) }')")
+  R_P50=$(awk -v v="$(field p50_us "$file")" 'BEGIN { printf "%.2f", v / 1000 }')
+  R_P99=$(awk -v v="$(field p99_us "$file")" 'BEGIN { printf "%.2f", v / 1000 }')
+  R_SRV=$(awk -v t=$((srv1 - srv0)) -v n="$requests" -v hz="$HZ" 'BEGIN { printf "%.3f", n ? t * 1000 / hz / n : 0 }')
+  R_PG=$(awk -v t=$((pg1 - pg0)) -v n="$requests" -v hz="$HZ" 'BEGIN { printf "%.3f", n ? t * 1000 / hz / n : 0 }')
+}
+
+run_pgbench() {  # name script seconds -D...
+  local name=$1 script=$2 secs=$3 file=$out/$1.txt
+  shift 3
+  local pg0 pg1
+  pg0=$(tree_ticks "$postmaster_pid")
+  "$PGBENCH" -n -h "$PGHOST" -U authenticator -c "$CLIENTS" -j "$THREADS" -T "$secs" -M prepared \
+    -f "$script" "$@" pricesvc >"$file" 2>&1 || { cat "$file" >&2; die "pgbench $name failed"; }
+  pg1=$(tree_ticks "$postmaster_pid")
+  local tps tx failed
+  tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$file")
+  tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$file")
+  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$file")
+  [ -n "$tps" ] || { cat "$file" >&2; die "pgbench $name printed no tps"; }
+  R_RATE=$(rate "$tps"); R_OK=$tx; R_BAD=${failed:-0}; R_ERR=0; R_STATUSES=""
+  R_P50="-"
+  R_P99=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$file")
+  R_SRV="-"
+  R_PG=$(awk -v t=$((pg1 - pg0)) -v n="$tx" -v hz="$HZ" 'BEGIN { printf "%.3f", n ? t * 1000 / hz / n : 0 }')
+}
+
+declare -A T   # results: T[row.side.metric]
+save() {  # row side
+  T[$1.$2.rate]=$R_RATE; T[$1.$2.ok]=$R_OK; T[$1.$2.bad]=$R_BAD; T[$1.$2.err]=$R_ERR
+  T[$1.$2.p50]=$R_P50; T[$1.$2.p99]=$R_P99; T[$1.$2.srv]=$R_SRV; T[$1.$2.pg]=$R_PG; T[$1.$2.statuses]=$R_STATUSES
+}
+
+reporters_max_use() {  # side → most reports any of this run's reporters of that side made
+  psql_su -tAc "select coalesce(max(c), 0) from (select count(*) c from public.price_reports r
+                join bench.tokens t on t.uid = r.reporter_id where t.side = '$1' group by r.reporter_id) s"
+}
+reports_of() {  # side → rows inserted by this run's reporters of that side
+  psql_su -tAc "select count(*) from public.price_reports r join bench.tokens t on t.uid = r.reporter_id where t.side = '$1'"
+}
+
+app=http://127.0.0.1:$PORT
+# Waits until pricesvc has no request at the database (wrk stops without waiting for slow answers,
+# and a median query left running would be measured as the next run's load).
+drain() {
+  local in_use
+  for _ in $(seq 600); do
+    in_use=$(curl -fsS "$app/metrics" | awk -F'} ' '/^pricesvc_db_pool_connections\{state="in_use"\}/ { print $2 }')
+    [ "${in_use:-0}" = 0 ] && return 0
+    sleep 0.1
+  done
+  note "WARNING: pricesvc still had $in_use database connections in use after 60 s"
+}
+
+note "warm-up ${WARMUP}s (healthz; the seeded table is read once into shared buffers)"
+psql_su -c "select count(*) from public.price_reports" >/dev/null
+run_wrk warmup healthz "$app" "$CLIENTS" "$WARMUP" "$pricesvc_pid"
+
+note "3. healthz: pricesvc vs nginx (${SECS}s each, $CLIENTS connections, wrk -t $THREADS)"
+run_wrk healthz-pricesvc healthz "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save health app
+run_wrk healthz-nginx nginx "http://127.0.0.1:$NGINX_PORT" "$CLIENTS" "$SECS" "$nginx_pid"; save health ref
+
+note "2. price_medians: pricesvc vs pgbench (${MEDIAN_SECS}s each)"
+run_wrk medians-pricesvc medians "$app" "$CLIENTS" "$MEDIAN_SECS" "$pricesvc_pid"; save medians app
+drain
+run_pgbench medians-pgbench "$state/run/pgbench-medians.sql" "$MEDIAN_SECS" \
+  -D role=authenticated -D token="$reader" -D ids="$locations_json"; save medians ref
+
+note "1. submissions: pricesvc vs pgbench"
+psql_su -c checkpoint >/dev/null
+run_wrk submit-pricesvc submit "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save submit app
+drain
+http_rows=$(reports_of http); http_max=$(reporters_max_use http)
+psql_su -c checkpoint >/dev/null
+run_pgbench submit-pgbench "$state/run/pgbench-submit.sql" "$SECS" -D role=authenticated -D n=0 \
+  -D stride=$((REPORTERS / CLIENTS)) \
+  -D body='[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234}]'; save submit ref
+pg_rows=$(reports_of pg); pg_max=$(reporters_max_use pg)
+
+note "4. peak RSS under $RSS_CONNS connections (${RSS_SECS}s, healthz + medians)"
+hwm_before=$(awk '/^VmHWM/ { print $2 }' "/proc/$pricesvc_pid/status")
+threads_peak=0
+(
+  while kill -0 "$pricesvc_pid" 2>/dev/null; do
+    awk '/^Threads/ { print $2 }' "/proc/$pricesvc_pid/status"; sleep 0.25
+  done
+) >"$out/threads.txt" 2>/dev/null &
+sampler=$!
+run_wrk rss-pricesvc mix "$app" "$RSS_CONNS" "$RSS_SECS" "$pricesvc_pid"; save rss app
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+threads_peak=$(sort -n "$out/threads.txt" | tail -n 1)
+hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pricesvc_pid/status")
+rss_now=$(awk '/^VmRSS/ { print $2 }' "/proc/$pricesvc_pid/status")
+
+# ---------------------------------------------------------------- report
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r + 0 >= t) ? "ok" : "BELOW" }'; }
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+cpu_model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
+mem_total=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+r_submit=$(ratio "${T[submit.app.rate]}" "${T[submit.ref.rate]}")
+r_medians=$(ratio "${T[medians.app.rate]}" "${T[medians.ref.rate]}")
+r_health=$(ratio "${T[health.app.rate]}" "${T[health.ref.rate]}")
+hwm_mb=$(mb "$hwm")
+
+{
+cat <<EOF
+
+pricesvc benchmark — $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')
+machine: $(nproc) cores, ${cpu_model:-unknown CPU}, $mem_total RAM, Linux $(uname -r)
+         PostgreSQL $("$PGBIN/postgres" --version | awk '{ print $3 }'), $(nginx -v 2>&1 | sed 's/nginx version: //'), wrk $(wrk -v 2>&1 | awk 'NR == 1 { print $2 }'), pgbench -M prepared
+load:    $CLIENTS connections / clients on both sides, wrk -t $THREADS, pgbench -j $THREADS, ${SECS}s per run,
+         everything on this machine (load generator, server and PostgreSQL share the $(nproc) cores);
+         pricesvc pool size $pool_size; medians over $seeded seeded reports, 12 locations
+
+| # | measurement ($CLIENTS connections) | pricesvc | reference | ratio | target |
+|---|---|---:|---:|---:|---|
+| 1 | submissions/s (201 only) vs pgbench identity + INSERT | ${T[submit.app.rate]} | ${T[submit.ref.rate]} | $r_submit | ≥ 0.7 $(verdict "$r_submit" 0.7) |
+| 2 | price_medians(12 locations) req/s vs pgbench | ${T[medians.app.rate]} | ${T[medians.ref.rate]} | $r_medians | ≥ 0.7 $(verdict "$r_medians" 0.7) |
+| 3 | GET /healthz req/s vs nginx (11-byte JSON) | ${T[health.app.rate]} | ${T[health.ref.rate]} | $r_health | ≥ 0.7 $(verdict "$r_health" 0.7) |
+| 4 | peak RSS (VmHWM) after $RSS_CONNS connections | $hwm_mb MB | | | < 64 MB $(awk -v m="$hwm_mb" 'BEGIN { print (m < 64) ? "ok" : "ABOVE" }') |
+
+details
+  latency p50 / p99 (ms), wrk:      healthz ${T[health.app.p50]} / ${T[health.app.p99]} (nginx ${T[health.ref.p50]} / ${T[health.ref.p99]}); medians ${T[medians.app.p50]} / ${T[medians.app.p99]}; submit ${T[submit.app.p50]} / ${T[submit.app.p99]}
+  pgbench average latency (ms):     medians ${T[medians.ref.p99]}; submit ${T[submit.ref.p99]}
+  CPU ms per request, server:       pricesvc healthz ${T[health.app.srv]}, medians ${T[medians.app.srv]}, submit ${T[submit.app.srv]}; nginx ${T[health.ref.srv]}
+  CPU ms per request, PostgreSQL:   medians ${T[medians.app.pg]} via pricesvc vs ${T[medians.ref.pg]} via pgbench; submit ${T[submit.app.pg]} vs ${T[submit.ref.pg]}
+  submissions, pricesvc:            ${T[submit.app.ok]} × 201, statuses ${T[submit.app.statuses]}, socket errors ${T[submit.app.err]}; rows in the table ${http_rows}; max reports per reporter $http_max (cap 10)
+  submissions, pgbench:             ${T[submit.ref.ok]} transactions, ${T[submit.ref.bad]} failed; rows in the table ${pg_rows}; max reports per reporter $pg_max (cap 10)
+  non-2xx / socket errors:          healthz ${T[health.app.bad]}/${T[health.app.err]}, nginx ${T[health.ref.bad]}/${T[health.ref.err]}, medians ${T[medians.app.bad]}/${T[medians.app.err]} (statuses ${T[medians.app.statuses]:-none})
+  price_medians probe (1 request):  $probe_medians; pricesvc statement timeout ${PRICESVC_STATEMENT_TIMEOUT_MS:-5000} ms, pgbench none
+  $RSS_CONNS connections:              ${T[rss.app.rate]} ok req/s, ${T[rss.app.bad]} non-2xx ($( [ -n "${T[rss.app.statuses]}" ] && echo "${T[rss.app.statuses]}" || echo "statuses not counted")), ${T[rss.app.err]} socket errors; peak threads $threads_peak; VmHWM $hwm_mb MB (before: $(mb "$hwm_before") MB), VmRSS after $(mb "$rss_now") MB
+EOF
+} | tee "$out/table.txt"
