@@ -15,7 +15,8 @@
 #   BENCH_MEDIAN_SECONDS=30 length of each price_medians run (at least BENCH_SECONDS)
 #   BENCH_RSS_CONNECTIONS=256, BENCH_RSS_SECONDS=5
 #   BENCH_REPORTERS=30000   fresh reporters minted per run and per submission side
-#   BENCH_REPORTS=1000000   reports seeded once for the median benchmark; BENCH_SEED_REPORTERS=20000
+#   BENCH_REPORTS=1000000   reports seeded once for the median benchmark; BENCH_SEED_REPORTERS=20000,
+#   BENCH_LOCATIONS=20000   over that many locations (the benchmark asks for 12 of them)
 #   BENCH_POOL_SIZE         PRICESVC_POOL_SIZE for the run (default: the service's default)
 #   BENCH_PORT, BENCH_NGINX_PORT  (default: free ports)
 #   PRICESVC_BIN            default .build/release/pricesvc
@@ -34,10 +35,11 @@ RSS_SECS=${BENCH_RSS_SECONDS:-5}
 REPORTERS=${BENCH_REPORTERS:-30000}
 SEED_REPORTS=${BENCH_REPORTS:-1000000}
 SEED_REPORTERS=${BENCH_SEED_REPORTERS:-20000}
+SEED_LOCATIONS=${BENCH_LOCATIONS:-20000}
 WARMUP=${BENCH_WARMUP_SECONDS:-2}
-# price_medians over 12 locations is a heavy query: with 16 requests in flight the latency is several
-# seconds, so its runs must be long enough for many rounds to complete (wrk counts only completed ones).
-MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$(( SECS > 30 ? SECS : 30 ))}
+# Runs of price_medians can be set longer when a data shape makes each call slow (wrk counts only
+# completed requests).
+MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$SECS}
 # Port 0: pricesvc binds a free port and prints it; nginx gets a free port found just before it starts.
 PORT=${BENCH_PORT:-0}
 NGINX_PORT=${BENCH_NGINX_PORT:-}
@@ -134,9 +136,12 @@ note "migrate"
   { cat "$out/migrate.log" >&2; die "pricesvc migrate failed"; }
 psql_su -f bench/setup.sql >/dev/null
 
-if [ "$(psql_su -tAc "select count(*) from bench.seeded where what = 'medians'")" != 1 ]; then
-  note "seeding $SEED_REPORTS reports over 12 locations from $SEED_REPORTERS reporters (once)"
-  psql_su -v reports="$SEED_REPORTS" -v reporters="$SEED_REPORTERS" -f bench/seed.sql >/dev/null
+marker="medians:$SEED_REPORTS:$SEED_LOCATIONS:$SEED_REPORTERS"
+if [ "$(psql_su -tAc "select count(*) from bench.seeded where what = '$marker'")" != 1 ]; then
+  note "seeding $SEED_REPORTS reports over $SEED_LOCATIONS locations from $SEED_REPORTERS reporters (once)"
+  psql_su -c "delete from public.price_reports where location_id like 'bench:loc-%'" -c "truncate bench.seeded" >/dev/null
+  psql_su -v reports="$SEED_REPORTS" -v reporters="$SEED_REPORTERS" -v locations="$SEED_LOCATIONS" \
+    -v marker="$marker" -f bench/seed.sql >/dev/null
 fi
 seeded=$(psql_su -tAc "select count(*) from public.price_reports where location_id like 'bench:loc-%'")
 
@@ -181,7 +186,7 @@ curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { curl -sS "http://127.0
 pool_size=$(curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '/^pricesvc_db_pool_size/ { print $2; exit }')
 pool_size=${pool_size:-${BENCH_POOL_SIZE:-default}}
 
-locations_json='["bench:loc-01","bench:loc-02","bench:loc-03","bench:loc-04","bench:loc-05","bench:loc-06","bench:loc-07","bench:loc-08","bench:loc-09","bench:loc-10","bench:loc-11","bench:loc-12"]'
+locations_json='["bench:loc-00001","bench:loc-00002","bench:loc-00003","bench:loc-00004","bench:loc-00005","bench:loc-00006","bench:loc-00007","bench:loc-00008","bench:loc-00009","bench:loc-00010","bench:loc-00011","bench:loc-00012"]'
 medians_body="{\"location_ids\":$locations_json}"
 curl -sS -X POST "http://127.0.0.1:$PORT/rest/v1/rpc/price_medians" -H "apikey: $apikey" \
   -H "Authorization: Bearer $reader" -H 'Content-Type: application/json' -d "$medians_body" >"$out/probe-medians.txt" || true
@@ -350,7 +355,7 @@ machine: $(nproc) cores, ${cpu_model:-unknown CPU}, $mem_total RAM, Linux $(unam
          PostgreSQL $("$PGBIN/postgres" --version | awk '{ print $3 }'), $(nginx -v 2>&1 | sed 's/nginx version: //'), wrk $(wrk -v 2>&1 | awk 'NR == 1 { print $2 }'), pgbench -M prepared
 load:    $CLIENTS connections / clients on both sides, wrk -t $THREADS, pgbench -j $THREADS, ${SECS}s per run,
          everything on this machine (load generator, server and PostgreSQL share the $(nproc) cores);
-         pricesvc pool size $pool_size; medians over $seeded seeded reports, 12 locations
+         pricesvc pool size $pool_size; medians: 12 locations per call, $seeded seeded reports over $SEED_LOCATIONS locations
 
 | # | measurement ($CLIENTS connections) | pricesvc | reference | ratio | target |
 |---|---|---:|---:|---:|---|

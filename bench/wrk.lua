@@ -13,7 +13,7 @@ local apikey = os.getenv("BENCH_APIKEY") or ""
 local reader = os.getenv("BENCH_READER") or ""
 
 local locations = {}
-for k = 1, 12 do locations[k] = string.format('"bench:loc-%02d"', k) end
+for k = 1, 12 do locations[k] = string.format('"bench:loc-%05d"', k) end
 local medians_body = '{"location_ids":[' .. table.concat(locations, ",") .. ']}'
 
 local threads = {}

@@ -347,7 +347,9 @@ begin
     end if;
 
     return query
-    with in_window as materialized (
+    -- NOT MATERIALIZED (it has two readers): folded into each, the window is read in the median index's order
+    -- (DISTINCT ON without a sort); materialized, it was a full scan plus an on-disk sort.
+    with in_window as not materialized (
         select r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at, r.id
         from public.price_reports r
         where r.location_id = any (p_location_ids)

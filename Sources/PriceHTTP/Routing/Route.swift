@@ -35,6 +35,14 @@ public enum Route: Sendable, Equatable {
         }
     }
 
+    /// Every label `label` can return, in the order /metrics lists them.
+    public static let allLabels: [String] = {
+        let routes: [Route] = [.health, .ready, .metrics, .openAPI, .submitReports, .rpc("price_median"),
+                               .rpc("price_medians"), .rpc("*"), .unknownTable(""), .signUp, .token, .logout,
+                               .user, .notFound]
+        return routes.map(\.label)
+    }()
+
     /// Supabase's gateway rejects requests without an anon key before anything else.
     public var requiresAPIKey: Bool {
         switch self {
