@@ -20,16 +20,16 @@ static const enum MHD_ValueKind CMHD_HEADER_KIND = MHD_HEADER_KIND;
 static const enum MHD_ValueKind CMHD_GET_ARGUMENT_KIND = MHD_GET_ARGUMENT_KIND;
 static const enum MHD_ResponseMemoryMode CMHD_RESPMEM_MUST_COPY = MHD_RESPMEM_MUST_COPY;
 
-/// Starts a thread-per-connection daemon bound to `addr`.
+/// Starts a daemon bound to `addr` with `pool_size` event-loop threads.
 /// memory_limit: per-connection buffer for headers (and the read buffer);
-/// timeout_seconds: idle connection timeout; stack_size: per connection thread.
+/// timeout_seconds: idle connection timeout; stack_size: per event-loop thread.
 static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int flags, const struct sockaddr *addr,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     unsigned int connection_limit, unsigned int per_ip_limit,
     unsigned int timeout_seconds, size_t memory_limit, size_t stack_size,
-    unsigned int backlog)
+    unsigned int backlog, unsigned int pool_size)
 {
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
         MHD_OPTION_SOCK_ADDR, addr,
@@ -40,6 +40,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
         MHD_OPTION_THREAD_STACK_SIZE, stack_size,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, backlog,
+        MHD_OPTION_THREAD_POOL_SIZE, pool_size,
         MHD_OPTION_END);
 }
 

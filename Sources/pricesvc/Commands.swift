@@ -91,6 +91,10 @@ enum Commands {
         server.maxConnectionsPerIP = try configuration.int("max-connections-per-ip", min: 1)
         server.connectionTimeoutSeconds = try configuration.int("connection-timeout", min: 1)
         server.connectionMemoryBytes = try configuration.int("connection-memory-bytes", min: 4096)
+        let httpThreads = try configuration.int("http-threads")
+        if httpThreads > 0 { server.eventThreads = httpThreads }
+        server.databaseWorkers = try configuration.int("database-workers", min: 1)
+        server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
 
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
         let pool = ConnectionPool(PoolConfiguration(

@@ -51,6 +51,14 @@ public enum Route: Sendable, Equatable {
         }
     }
 
+    /// Routes answered without PostgreSQL run on the event loop; the others on a database worker.
+    public var needsDatabase: Bool {
+        switch self {
+        case .health, .metrics, .openAPI, .reportsDenied, .unknownTable, .notFound, .methodNotAllowed: return false
+        default: return true
+        }
+    }
+
     public var isAuthRoute: Bool {
         switch self {
         case .signUp, .token, .logout, .user: return true

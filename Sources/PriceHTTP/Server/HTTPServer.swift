@@ -5,9 +5,11 @@ import Synchronization
 /// The libmicrohttpd shell: reads a request into an `HTTPRequest`, hands it to `PriceService`,
 /// queues the answer. Nothing else lives here.
 ///
-/// Threading model: one thread per connection (bounded by `maxConnections`). Handlers block in
-/// libpq while the pool runs a pipelined round trip; with a thread per connection a slow query
-/// stalls only its own connection. docs/design.md records the measurements behind this choice.
+/// Threading model: libmicrohttpd's epoll event loops (`eventThreads`, one per core) parse requests
+/// and answer those that need no database inline. A request that waits on PostgreSQL is suspended
+/// and handed to `DatabaseWorkers`; the worker runs the pipelined round trip, stores the answer
+/// and resumes the connection, whose next callback queues it. An event loop therefore never
+/// blocks in libpq. docs/design.md records the measurements behind this choice.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
@@ -16,10 +18,17 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxConnectionsPerIP = 128
         public var connectionTimeoutSeconds = 30
         /// Per-connection memory for the request line and headers.
-        public var connectionMemoryBytes = 32 * 1024
+        public var connectionMemoryBytes = 16 * 1024
         public var threadStackBytes = 256 * 1024
         public var maxBodyBytes = 64 * 1024
         public var listenBacklog = 1024
+        /// libmicrohttpd event-loop threads.
+        public var eventThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        /// Threads that wait on PostgreSQL for requests; more than the pool size, so a request can
+        /// queue for a connection (bounded by the pool's checkout timeout).
+        public var databaseWorkers = 32
+        /// Longest a database request may wait for a worker before it is answered with 503.
+        public var workerQueueTimeout: Duration = .seconds(2)
 
         public init() {}
     }
@@ -36,11 +45,15 @@ public final class HTTPServer: @unchecked Sendable {
     let inFlight = Atomic<Int>(0)
     let requestCounter = Atomic<UInt64>(0)
     let requestIDPrefix: String
+    let workers: DatabaseWorkers
 
     public init(configuration: Configuration, service: PriceService) {
         self.configuration = configuration
         self.service = service
         self.requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        self.workers = DatabaseWorkers(count: configuration.databaseWorkers,
+                                       queueTimeout: configuration.workerQueueTimeout,
+                                       stackSize: configuration.threadStackBytes)
     }
 
     /// The port actually bound (differs from the configured one when that was 0).
@@ -54,8 +67,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard family >= 0 else {
             throw StartError(description: "listen address '\(configuration.host)' is not an IPv4 or IPv6 address")
         }
-        var flags = UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-                           | MHD_USE_POLL.rawValue | MHD_USE_ITC.rawValue)
+        var flags = UInt32(MHD_USE_EPOLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+                           | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue)
         if family == AF_INET6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started = withUnsafePointer(to: &address) { pointer in
@@ -65,7 +78,7 @@ public final class HTTPServer: @unchecked Sendable {
                                   UInt32(configuration.maxConnections), UInt32(configuration.maxConnectionsPerIP),
                                   UInt32(configuration.connectionTimeoutSeconds),
                                   configuration.connectionMemoryBytes, configuration.threadStackBytes,
-                                  UInt32(configuration.listenBacklog))
+                                  UInt32(configuration.listenBacklog), UInt32(configuration.eventThreads))
             }
         }
         guard let started else {
@@ -84,6 +97,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         daemonLock.withLock { daemon = nil }
         MHD_stop_daemon(running)
+        workers.stop()
     }
 
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
@@ -94,11 +108,20 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// State of one request across libmicrohttpd's calls of the access handler.
-final class RequestState {
+/// A suspended connection handed to a worker; libmicrohttpd allows resuming it from any thread.
+struct SuspendedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// State of one request across libmicrohttpd's calls of the access handler. While the connection
+/// is suspended only the worker touches it; suspend and resume order the accesses.
+final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
     var body: RequestBody
     var answered = false
+    var dispatched = false
+    /// Set by a worker before it resumes the connection.
+    var response: HTTPResponse?
 
     init(request: HTTPRequest, body: RequestBody) {
         self.request = request
@@ -137,12 +160,32 @@ extension HTTPServer {
             return CMHD_YES
         }
         guard !state.answered else { return CMHD_YES }
-        state.answered = true
+        if let response = state.response {
+            state.answered = true
+            return server.queue(response, on: connection)
+        }
+        guard !state.dispatched else { return CMHD_YES }
         if state.body.isTooLarge {
+            state.answered = true
             return server.queue(server.service.payloadTooLarge(state.request), on: connection)
         }
         state.request.body = state.body.bytes
-        return server.queue(server.service.handle(state.request), on: connection)
+        guard server.service.needsDatabase(state.request) else {
+            state.answered = true
+            return server.queue(server.service.handle(state.request), on: connection)
+        }
+        // Suspend first, so the worker's resume can never come before it.
+        state.dispatched = true
+        MHD_suspend_connection(connection)
+        let suspended = SuspendedConnection(pointer: connection)
+        server.workers.submit(run: {
+            state.response = server.service.handle(state.request)
+            MHD_resume_connection(suspended.pointer)
+        }, expired: {
+            state.response = server.service.overloaded(state.request)
+            MHD_resume_connection(suspended.pointer)
+        })
+        return CMHD_YES
     }
 
     static let completedHandler: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in

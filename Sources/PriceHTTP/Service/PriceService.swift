@@ -53,16 +53,39 @@ public final class PriceService: Sendable {
         return response
     }
 
+    /// Whether answering may wait on PostgreSQL: the server shell runs such requests on a database
+    /// worker, everything else on the event loop.
+    public func needsDatabase(_ request: HTTPRequest) -> Bool {
+        Router.route(method: request.method, path: request.path).needsDatabase
+    }
+
     /// The answer for a body over the limit, which the server shell decides before the body is read.
     public func payloadTooLarge(_ request: HTTPRequest) -> HTTPResponse {
+        answerUnhandled(request) { route in
+            route.isAuthRoute
+                ? APIError.auth(413, "request_too_large", "Request body is larger than the limit")
+                : APIError.payloadTooLarge
+        }
+    }
+
+    /// The answer for a request that waited too long for a database worker.
+    public func overloaded(_ request: HTTPRequest) -> HTTPResponse {
+        answerUnhandled(request) { route in
+            route.isAuthRoute
+                ? APIError.auth(503, "service_unavailable", "Server busy, retry shortly",
+                                retryAfter: settings.unavailableRetryAfter)
+                : APIError(status: 503, code: "PGRST003", message: "Server busy: timed out waiting for a database worker",
+                           retryAfter: settings.unavailableRetryAfter)
+        }
+    }
+
+    private func answerUnhandled(_ request: HTTPRequest, _ error: (Route) -> APIError) -> HTTPResponse {
         let route = Router.route(method: request.method, path: request.path)
-        var response = route.isAuthRoute
-            ? APIError.auth(413, "request_too_large", "Request body is larger than the limit").response
-            : APIError.payloadTooLarge.response
+        var response = error(route).response
         response.headers.append(("X-Request-Id", request.requestID))
-        metrics.record(route: route.label, status: 413, seconds: 0)
+        metrics.record(route: route.label, status: response.status, seconds: 0)
         log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
-                        route: route.label, status: 413, seconds: 0))
+                        route: route.label, status: response.status, seconds: 0))
         return response
     }
 
