@@ -118,7 +118,8 @@ def _forgeries(env, user) -> dict:
         "truncated signature": head + "." + payload + "." + signature[:-4],
         "two segments": head + "." + payload,
         "garbage": "a.b.c",
-        "oversize": mint(dict(claims, pad="x" * 20000), env.secret),
+        # Signed with the right key, but over the verifier's 8 KiB limit: refused unread.
+        "oversize": mint(dict(claims, pad="x" * 6500), env.secret),
     }
 
 
@@ -173,3 +174,12 @@ def test_an_access_token_is_hs256_with_the_documented_claims(api, env, user):
     assert payload["iss"] == "pricesvc" and payload["is_anonymous"] is True
     assert uuid.UUID(payload["session_id"])
     assert payload["exp"] - payload["iat"] == 3600
+
+
+def test_headers_beyond_the_connection_memory_get_431_and_the_server_carries_on(api, env, user):
+    huge = mint(dict(jwt_claims(user["access_token"]), pad="x" * 40000), env.secret)
+    response = api.submit(report(), huge)
+    assert response.status_code == 431
+    assert "header" in response.text.lower()
+    assert api.get("/healthz").status_code == 200
+    assert api.submit(report(), user["access_token"]).status_code == 201
