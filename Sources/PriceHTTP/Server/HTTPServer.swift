@@ -117,75 +117,69 @@ struct SuspendedConnection: @unchecked Sendable {
 /// is suspended only the worker touches it; suspend and resume order the accesses.
 final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
-    var body: RequestBody
-    var answered = false
-    var dispatched = false
+    var lifecycle: RequestLifecycle
     /// Set by a worker before it resumes the connection.
     var response: HTTPResponse?
 
     init(request: HTTPRequest, body: RequestBody) {
         self.request = request
-        self.body = body
+        self.lifecycle = RequestLifecycle(body: body)
     }
 }
 
 extension HTTPServer {
-    /// libmicrohttpd calls this several times per request: first with headers only (we only set
-    /// up state: answering now would force `Connection: close`), then once per body chunk, then
-    /// with `*upload_data_size == 0` when the body is complete.
+    /// libmicrohttpd calls this several times per request; `RequestLifecycle` decides what each
+    /// call does, this function only performs it.
     static let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, requestContext in
         guard let cls, let connection, let uploadSize, let requestContext else { return CMHD_NO }
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
 
-        guard let existing = requestContext.pointee else {
-            let state = server.makeState(connection: connection, url: url, method: method)
+        let state: RequestState
+        let action: RequestLifecycle.Action
+        if let existing = requestContext.pointee {
+            state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+            if uploadSize.pointee > 0 {
+                action = state.lifecycle.received(UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee))
+                uploadSize.pointee = 0
+            } else {
+                action = state.lifecycle.bodyComplete(needsDatabase: server.service.needsDatabase(state.request),
+                                                      hasStoredAnswer: state.response != nil)
+            }
+        } else {
+            state = server.makeState(connection: connection, url: url, method: method)
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             server.inFlight.add(1, ordering: .relaxed)
-            if state.body.isTooLarge {
-                state.answered = true
-                return server.queue(server.service.payloadTooLarge(state.request), on: connection)
-            }
+            action = state.lifecycle.headersReceived()
+        }
+        return server.perform(action, state, connection)
+    }
+
+    private func perform(_ action: RequestLifecycle.Action, _ state: RequestState, _ connection: OpaquePointer) -> MHD_Result {
+        switch action {
+        case .wait:
+            return CMHD_YES
+        case .answerTooLarge:
+            return queue(service.payloadTooLarge(state.request), on: connection)
+        case .answerInline:
+            state.request.body = state.lifecycle.body.bytes
+            return queue(service.handle(state.request), on: connection)
+        case .answerStored:
+            return queue(state.response ?? service.overloaded(state.request), on: connection)
+        case .dispatch:
+            state.request.body = state.lifecycle.body.bytes
+            // Suspend first, so the worker's resume can never come before it.
+            MHD_suspend_connection(connection)
+            let suspended = SuspendedConnection(pointer: connection)
+            let service = self.service
+            workers.submit(run: {
+                state.response = service.handle(state.request)
+                MHD_resume_connection(suspended.pointer)
+            }, expired: {
+                state.response = service.overloaded(state.request)
+                MHD_resume_connection(suspended.pointer)
+            })
             return CMHD_YES
         }
-        let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
-        if uploadSize.pointee > 0 {
-            if let uploadData, !state.answered {
-                state.body.append(UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee))
-            }
-            uploadSize.pointee = 0
-            if state.body.mustAnswerNow && !state.answered {
-                state.answered = true
-                return server.queue(server.service.payloadTooLarge(state.request), on: connection)
-            }
-            return CMHD_YES
-        }
-        guard !state.answered else { return CMHD_YES }
-        if let response = state.response {
-            state.answered = true
-            return server.queue(response, on: connection)
-        }
-        guard !state.dispatched else { return CMHD_YES }
-        if state.body.isTooLarge {
-            state.answered = true
-            return server.queue(server.service.payloadTooLarge(state.request), on: connection)
-        }
-        state.request.body = state.body.bytes
-        guard server.service.needsDatabase(state.request) else {
-            state.answered = true
-            return server.queue(server.service.handle(state.request), on: connection)
-        }
-        // Suspend first, so the worker's resume can never come before it.
-        state.dispatched = true
-        MHD_suspend_connection(connection)
-        let suspended = SuspendedConnection(pointer: connection)
-        server.workers.submit(run: {
-            state.response = server.service.handle(state.request)
-            MHD_resume_connection(suspended.pointer)
-        }, expired: {
-            state.response = server.service.overloaded(state.request)
-            MHD_resume_connection(suspended.pointer)
-        })
-        return CMHD_YES
     }
 
     static let completedHandler: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
@@ -225,7 +219,7 @@ extension HTTPServer {
         _ = MHD_get_connection_values(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
         state.request.clientIP = service.clientIP(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
         let declared = state.request.headers["content-length"].flatMap { Int($0) }
-        state.body = RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared)
+        state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared))
         return state
     }
 

@@ -1,0 +1,63 @@
+/// The decisions of the server shell for one request, as a plain value: libmicrohttpd calls the
+/// access handler several times per request (headers, each body chunk, end of body, and once more
+/// after a suspended connection is resumed); this says what to do at each call. The shell only
+/// performs the actions, so every path is tested without a socket.
+struct RequestLifecycle: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
+        /// Return to libmicrohttpd and wait for the next call.
+        case wait
+        /// Queue the 413 answer now.
+        case answerTooLarge
+        /// Build the answer on this thread and queue it (no database involved).
+        case answerInline
+        /// Suspend the connection and hand the request to a database worker.
+        case dispatch
+        /// The worker's answer is stored: queue it.
+        case answerStored
+    }
+
+    private enum Phase: Sendable, Equatable { case receiving, dispatched, answered }
+
+    private(set) var body: RequestBody
+    private var phase = Phase.receiving
+
+    init(body: RequestBody) {
+        self.body = body
+    }
+
+    var isAnswered: Bool { phase == .answered }
+
+    /// First call: headers only. Answering here would force `Connection: close`, so only a declared
+    /// body over the limit is answered at once.
+    mutating func headersReceived() -> Action {
+        body.isTooLarge ? answer(.answerTooLarge) : .wait
+    }
+
+    mutating func received(_ chunk: UnsafeRawBufferPointer) -> Action {
+        guard phase == .receiving else { return .wait }
+        body.append(chunk)
+        return body.mustAnswerNow ? answer(.answerTooLarge) : .wait
+    }
+
+    /// A call with no more upload data: the body is complete, or a resumed connection came back.
+    mutating func bodyComplete(needsDatabase: Bool, hasStoredAnswer: Bool) -> Action {
+        switch phase {
+        case .answered:
+            return .wait
+        case .dispatched:
+            return hasStoredAnswer ? answer(.answerStored) : .wait
+        case .receiving:
+            if body.isTooLarge { return answer(.answerTooLarge) }
+            if needsDatabase {
+                phase = .dispatched
+                return .dispatch
+            }
+            return answer(.answerInline)
+        }
+    }
+
+    private mutating func answer(_ action: Action) -> Action {
+        phase = .answered
+        return action
+    }
+}
