@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Per-client token buckets (the per-IP request limit). Buckets live in shards so
-/// connection threads rarely contend on one lock; full buckets are swept periodically
+/// event-loop and worker threads rarely contend on one lock; full buckets are swept periodically
 /// so memory stays bounded by the number of recently active clients.
 public final class RateLimiter: Sendable {
     public let perMinute: Int
