@@ -10,6 +10,9 @@ public final class PriceService: Sendable {
     let settings: ServiceSettings
     let database: any QueryRunner
     let issuer: TokenIssuer
+    /// The current anon key, so the common case of the `apikey` check is one constant-time compare
+    /// instead of an HMAC; any other key (e.g. signed with the previous secret) is verified in full.
+    let anonKey: [UInt8]
     let verifier: TokenVerifier
     let clientKey: ClientKey
     let rateLimiter: RateLimiter
@@ -25,6 +28,7 @@ public final class PriceService: Sendable {
         self.settings = settings
         self.database = database
         self.issuer = issuer
+        self.anonKey = Array(issuer.anonKey().utf8)
         self.verifier = verifier
         self.clientKey = clientKey
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
@@ -171,7 +175,7 @@ public final class PriceService: Sendable {
                 : APIError(status: 401, code: "PGRST000", message: "No API key found in request",
                            hint: "Send the anon key in the apikey header (pricesvc keys prints it)")
         }
-        if case .failure = verifier.verifyAnonKey(key, now: now()) {
+        if !constantTimeEqual(Array(key.utf8), anonKey), case .failure = verifier.verifyAnonKey(key, now: now()) {
             return isAuthRoute
                 ? .auth(401, "invalid_api_key", "Invalid API key")
                 : APIError(status: 401, code: "PGRST000", message: "Invalid API key",
