@@ -67,3 +67,26 @@ def test_a_statement_over_the_statement_timeout_is_503_and_nothing_is_stored(sta
     assert db.count_reports([row["client_report_id"]]) == 0
     assert api.submit(row, session["access_token"]).status_code == 201
     assert requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT).status_code == 200
+
+
+def test_sigterm_lets_an_in_flight_submission_finish_then_exits_0(start_server, anon_key, db):
+    import signal
+    server = start_server(RATE_LIMIT_PER_MINUTE=100000, SIGNUP_BURST=100000, SIGNUPS_PER_HOUR=100000,
+                          SHUTDOWN_GRACE=10)
+    api = server.api(anon_key)
+    session = api.new_session()
+    row = report()
+    locker = hold_reports_lock(db, 2)
+    try:
+        answered = {}
+        thread = threading.Thread(target=lambda: answered.update(response=api.submit(row, session["access_token"])))
+        thread.start()
+        time.sleep(0.5)  # the insert is in flight, waiting for the table lock
+        server.process.send_signal(signal.SIGTERM)
+        thread.join(timeout=15)
+        assert answered["response"].status_code == 201, answered["response"].text
+        assert server.process.wait(timeout=10) == 0, server.stderr()
+        assert "shutting down: finishing 1 in-flight request" in server.stderr()
+    finally:
+        locker.wait(timeout=15)
+    assert db.count_reports([row["client_report_id"]]) == 1
