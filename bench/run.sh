@@ -10,6 +10,7 @@
 # Everything runs on loopback and Unix sockets under var/bench; every process started here is
 # stopped on exit. Settings (environment):
 #   BENCH_SECONDS=10        length of each measured run
+#   BENCH_ROUNDS=2          rounds per comparison, alternating which side goes first; rates are averaged
 #   BENCH_CLIENTS=16        connections (wrk -c) and clients (pgbench -c), the same for both sides
 #   BENCH_THREADS=2         wrk -t and pgbench -j
 #   BENCH_MEDIAN_SECONDS=30 length of each price_medians run (at least BENCH_SECONDS)
@@ -37,6 +38,7 @@ SEED_REPORTS=${BENCH_REPORTS:-1000000}
 SEED_REPORTERS=${BENCH_SEED_REPORTERS:-20000}
 SEED_LOCATIONS=${BENCH_LOCATIONS:-20000}
 WARMUP=${BENCH_WARMUP_SECONDS:-2}
+ROUNDS=${BENCH_ROUNDS:-2}
 # Runs of price_medians can be set longer when a data shape makes each call slow (wrk counts only
 # completed requests).
 MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$SECS}
@@ -269,9 +271,21 @@ run_pgbench() {  # name script seconds -D...
 }
 
 declare -A T   # results: T[row.side.metric]
-save() {  # row side
-  T[$1.$2.rate]=$R_RATE; T[$1.$2.ok]=$R_OK; T[$1.$2.bad]=$R_BAD; T[$1.$2.err]=$R_ERR
-  T[$1.$2.p50]=$R_P50; T[$1.$2.p99]=$R_P99; T[$1.$2.srv]=$R_SRV; T[$1.$2.pg]=$R_PG; T[$1.$2.statuses]=$R_STATUSES
+save() {  # row side — rates are averaged and counts summed over the rounds; latencies are the last round's
+  local n=$(( ${T[$1.$2.rounds]:-0} + 1 ))
+  T[$1.$2.rounds]=$n
+  T[$1.$2.sum]=$(awk -v a="${T[$1.$2.sum]:-0}" -v b="$R_RATE" 'BEGIN { print a + b }')
+  T[$1.$2.rate]=$(rate "$(awk -v s="${T[$1.$2.sum]}" -v n="$n" 'BEGIN { print s / n }')")
+  T[$1.$2.ok]=$(( ${T[$1.$2.ok]:-0} + R_OK )); T[$1.$2.bad]=$(( ${T[$1.$2.bad]:-0} + R_BAD ))
+  T[$1.$2.err]=$(( ${T[$1.$2.err]:-0} + R_ERR ))
+  T[$1.$2.p50]=$R_P50; T[$1.$2.p99]=$R_P99; T[$1.$2.srv]=$R_SRV; T[$1.$2.pg]=$R_PG
+  T[$1.$2.statuses]="${T[$1.$2.statuses]:+${T[$1.$2.statuses]} }$R_STATUSES"
+}
+
+# Each comparison runs BENCH_ROUNDS rounds, alternating which side goes first, so neither side is
+# always the one that follows a checkpoint or a warm cache.
+in_order() {  # round first-command second-command
+  if (( $1 % 2 == 1 )); then eval "$2"; eval "$3"; else eval "$3"; eval "$2"; fi
 }
 
 reporters_max_use() {  # side → most reports any of this run's reporters of that side made
@@ -299,25 +313,32 @@ note "warm-up ${WARMUP}s (healthz; the seeded table is read once into shared buf
 psql_su -c "select count(*) from public.price_reports" >/dev/null
 run_wrk warmup healthz "$app" "$CLIENTS" "$WARMUP" "$pricesvc_pid"
 
-note "3. healthz: pricesvc vs nginx (${SECS}s each, $CLIENTS connections, wrk -t $THREADS)"
-run_wrk healthz-pricesvc healthz "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save health app
-run_wrk healthz-nginx nginx "http://127.0.0.1:$NGINX_PORT" "$CLIENTS" "$SECS" "$nginx_pid"; save health ref
+for round in $(seq "$ROUNDS"); do
+  note "3. healthz: pricesvc vs nginx (${SECS}s each, $CLIENTS connections, wrk -t $THREADS), round $round"
+  in_order "$round" \
+    'run_wrk healthz-pricesvc healthz "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save health app' \
+    'run_wrk healthz-nginx nginx "http://127.0.0.1:$NGINX_PORT" "$CLIENTS" "$SECS" "$nginx_pid"; save health ref'
+done
 
-note "2. price_medians: pricesvc vs pgbench (${MEDIAN_SECS}s each)"
-run_wrk medians-pricesvc medians "$app" "$CLIENTS" "$MEDIAN_SECS" "$pricesvc_pid"; save medians app
-drain
-run_pgbench medians-pgbench "$state/run/pgbench-medians.sql" "$MEDIAN_SECS" \
-  -D role=authenticated -D token="$reader" -D ids="$locations_json"; save medians ref
+for round in $(seq "$ROUNDS"); do
+  note "2. price_medians: pricesvc vs pgbench (${MEDIAN_SECS}s each), round $round"
+  in_order "$round" \
+    'run_wrk medians-pricesvc medians "$app" "$CLIENTS" "$MEDIAN_SECS" "$pricesvc_pid"; save medians app; drain' \
+    'run_pgbench medians-pgbench "$state/run/pgbench-medians.sql" "$MEDIAN_SECS" \
+       -D role=authenticated -D token="$reader" -D ids="$locations_json"; save medians ref'
+done
 
-note "1. submissions: pricesvc vs pgbench"
-psql_su -c checkpoint >/dev/null
-run_wrk submit-pricesvc submit "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save submit app
-drain
+# Every round reuses the same reporters (each at most once per round), so a reporter ends with
+# BENCH_ROUNDS reports: well under the cap of 10.
+for round in $(seq "$ROUNDS"); do
+  note "1. submissions: pricesvc vs pgbench, round $round"
+  in_order "$round" \
+    'psql_su -c checkpoint >/dev/null; run_wrk submit-pricesvc submit "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save submit app; drain' \
+    'psql_su -c checkpoint >/dev/null; run_pgbench submit-pgbench "$state/run/pgbench-submit.sql" "$SECS" -D role=authenticated -D n=0 \
+       -D stride=$((REPORTERS / CLIENTS)) \
+       -D body='"'"'[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234}]'"'"'; save submit ref'
+done
 http_rows=$(reports_of http); http_max=$(reporters_max_use http)
-psql_su -c checkpoint >/dev/null
-run_pgbench submit-pgbench "$state/run/pgbench-submit.sql" "$SECS" -D role=authenticated -D n=0 \
-  -D stride=$((REPORTERS / CLIENTS)) \
-  -D body='[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234}]'; save submit ref
 pg_rows=$(reports_of pg); pg_max=$(reporters_max_use pg)
 
 note "4. peak RSS under $RSS_CONNS connections (${RSS_SECS}s, healthz + medians)"
@@ -353,7 +374,7 @@ cat <<EOF
 pricesvc benchmark — $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')
 machine: $(nproc) cores, ${cpu_model:-unknown CPU}, $mem_total RAM, Linux $(uname -r)
          PostgreSQL $("$PGBIN/postgres" --version | awk '{ print $3 }'), $(nginx -v 2>&1 | sed 's/nginx version: //'), wrk $(wrk -v 2>&1 | awk 'NR == 1 { print $2 }'), pgbench -M prepared
-load:    $CLIENTS connections / clients on both sides, wrk -t $THREADS, pgbench -j $THREADS, ${SECS}s per run,
+load:    $CLIENTS connections / clients on both sides, wrk -t $THREADS, pgbench -j $THREADS, ${SECS}s per run, $ROUNDS rounds per comparison (alternating order, rates averaged),
          everything on this machine (load generator, server and PostgreSQL share the $(nproc) cores);
          pricesvc pool size $pool_size; medians: 12 locations per call, $seeded seeded reports over $SEED_LOCATIONS locations
 
