@@ -216,16 +216,19 @@ create policy reporters_insert_own_reports on public.price_reports
     for insert to authenticated
     with check (reporter_id = (select auth.uid()));
 
--- One receipt per row the insert trigger saw, for `Prefer: return=representation` without SELECT.
-create or replace function private.append_receipt(report_id bigint, created_at timestamptz, replayed boolean)
+-- One receipt per row the insert trigger saw, for `Prefer: return=representation` without SELECT:
+-- what the server decided (id, time, the currency after defaults) and whether it was a replay.
+drop function if exists private.append_receipt(bigint, timestamptz, boolean);
+create or replace function private.append_receipt(report_id bigint, created_at timestamptz, currency text,
+                                                  replayed boolean)
     returns void
     language plpgsql volatile set search_path = ''
 as $$
 declare
     receipts pg_catalog.text := pg_catalog.current_setting('pricesvc.receipts', true);
-    receipt pg_catalog.text := pg_catalog.format('{"id":%s,"created_at":%s,"replayed":%s}', report_id,
+    receipt pg_catalog.text := pg_catalog.format('{"id":%s,"created_at":%s,"currency":%s,"replayed":%s}', report_id,
         pg_catalog.to_json(pg_catalog.to_char(pg_catalog.timezone('UTC', created_at), 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')),
-        pg_catalog.to_json(replayed));
+        pg_catalog.to_json(currency), pg_catalog.to_json(replayed));
 begin
     if receipts is null or receipts !~ '^\[.*\]$' then
         receipts := '[]';
@@ -238,7 +241,7 @@ begin
     perform pg_catalog.set_config('pricesvc.receipts', receipts, true);
 end
 $$;
-revoke all on function private.append_receipt(bigint, timestamptz, boolean) from public;
+revoke all on function private.append_receipt(bigint, timestamptz, text, boolean) from public;
 
 -- BEFORE INSERT on price_reports: server time, idempotent replays, and the per-reporter sliding cap.
 create or replace function private.admit_price_report() returns trigger
@@ -270,12 +273,12 @@ begin
 
     -- A retry of a report this reporter already sent inserts nothing and does not count.
     if new.client_report_id is not null then
-        select r.id, r.created_at into earlier
+        select r.id, r.created_at, r.currency into earlier
         from public.price_reports r
         where r.reporter_id = new.reporter_id
           and r.client_report_id = new.client_report_id;
         if found then
-            perform private.append_receipt(earlier.id, earlier.created_at, true);
+            perform private.append_receipt(earlier.id, earlier.created_at, earlier.currency, true);
             return null;
         end if;
     end if;
@@ -300,7 +303,7 @@ begin
             hint = pg_catalog.format('Retry after %s seconds', wait_seconds);
     end if;
 
-    perform private.append_receipt(new.id, new.created_at, false);
+    perform private.append_receipt(new.id, new.created_at, new.currency, false);
     return new;
 end
 $$;

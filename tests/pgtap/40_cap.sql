@@ -51,8 +51,8 @@ select set_config('pricesvc.receipts', '', true) \g /dev/null
 insert into public.price_reports (location_id, rate_kind, price_cents, client_report_id)
 values ('cap:replay', 'daily', 700, 'c0000000-0000-4000-8000-000000000001');
 select matches(current_setting('pricesvc.receipts', true),
-               '^\[\{"id":\d+,"created_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00","replayed":false\}\]$',
-               'an insert leaves one receipt in pricesvc.receipts');
+               '^\[\{"id":\d+,"created_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00","currency":"USD","replayed":false\}\]$',
+               'an insert leaves one receipt in pricesvc.receipts, with the defaulted currency');
 select lives_ok($$insert into public.price_reports (location_id, rate_kind, price_cents, client_report_id)
                  values ('cap:replay', 'daily', 700, 'c0000000-0000-4000-8000-000000000001')$$,
                 'replaying a client_report_id succeeds');

@@ -10,7 +10,8 @@ extension PriceService {
         case .success(let parsed): submission = parsed
         case .failure(let error): return error.response
         }
-        var queries = [identityQuery(caller), .prepared(Statements.insertReports, [submission.parameterJSON])]
+        let insert = submission.sendsCurrency ? Statements.insertReports : Statements.insertReportsDefaultCurrency
+        var queries = [identityQuery(caller), .prepared(insert, [submission.parameterJSON])]
         if submission.returnRepresentation { queries.append(.prepared(Statements.receipts, [])) }
         let results: [QueryResult]
         do {
@@ -26,7 +27,8 @@ extension PriceService {
                      headers: [("Content-Range", "*/*"), ("Preference-Applied", "return=representation")])
     }
 
-    /// The rows as the author sent them, plus `id` and `created_at` from the trigger's receipts.
+    /// The rows as the author sent them, plus `id`, `created_at` and (when not sent) the defaulted
+    /// `currency` from the trigger's receipts.
     static func representation(_ submission: ReportSubmission, receipts text: String?) -> String {
         let receipts = text.flatMap { try? JSONValue.parse(Array($0.utf8), maxBytes: 1 << 20, maxDepth: 4) }?.arrayValue ?? []
         var out = "["
@@ -38,8 +40,8 @@ extension PriceService {
             for column in ReportSubmission.columns {
                 if let value = row.values[column] {
                     fields.append(JSONString.quoted(column) + ":" + value.serialized())
-                } else if column == "currency" {
-                    fields.append("\"currency\":\"USD\"")
+                } else if column == "currency", let currency = receipt["currency"] {
+                    fields.append("\"currency\":" + currency.serialized())
                 }
             }
             fields.append("\"created_at\":" + (receipt["created_at"]?.serialized() ?? "null"))

@@ -17,6 +17,9 @@ public struct ReportSubmission: Sendable, Equatable {
     public var wasSingleObject: Bool
     public var returnRepresentation: Bool
 
+    /// Every row has the same keys, so the first row tells whether `currency` was sent.
+    public var sendsCurrency: Bool { rows.first?.values["currency"] != nil }
+
     /// The rows as one JSON array with exactly the client-writable keys, the parameter of the
     /// insert statement (`jsonb_to_recordset`).
     public var parameterJSON: String {

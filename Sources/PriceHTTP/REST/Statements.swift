@@ -13,10 +13,21 @@ public enum Statements {
 
     static let insertReports = PreparedStatement(name: "pricesvc_insert_reports", sql: """
         insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id)
-        select r.location_id, r.rate_kind, r.price_cents, coalesce(r.currency, 'USD'), r.client_report_id
+        select r.location_id, r.rate_kind, r.price_cents, r.currency, r.client_report_id
         from rows from (pg_catalog.jsonb_to_recordset($1::jsonb)
                         as (location_id text, rate_kind text, price_cents integer, currency text, client_report_id uuid))
              with ordinality as r(location_id, rate_kind, price_cents, currency, client_report_id, n)
+        order by r.n
+        """)
+
+    /// Rows sent without `currency` (all rows of a request have the same keys): the column is left
+    /// out so the table's default applies, instead of a copy of it here.
+    static let insertReportsDefaultCurrency = PreparedStatement(name: "pricesvc_insert_reports_default_currency", sql: """
+        insert into public.price_reports (location_id, rate_kind, price_cents, client_report_id)
+        select r.location_id, r.rate_kind, r.price_cents, r.client_report_id
+        from rows from (pg_catalog.jsonb_to_recordset($1::jsonb)
+                        as (location_id text, rate_kind text, price_cents integer, client_report_id uuid))
+             with ordinality as r(location_id, rate_kind, price_cents, client_report_id, n)
         order by r.n
         """)
 
@@ -73,7 +84,7 @@ public enum Statements {
         """)
 
     public static let all: [PreparedStatement] = [
-        identity, insertReports, receipts, median, medianOfKind, medians, mediansOfKind,
+        identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medians, mediansOfKind,
         signUp, refresh, signOut, user, appliedMigrations,
     ]
 }
