@@ -87,8 +87,21 @@ struct ServiceTests {
         let batches = fixture.database.batches
         #expect(batches.count == 1)
         let batch = try #require(batches.first)
-        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_insert_reports"])
+        // No currency sent: the statement leaves the column out, so the table's default applies.
+        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_insert_reports_default_currency"])
         #expect(parameters(batch[0]) == ["authenticated", token])
+    }
+
+    @Test("a currency that is sent goes into the insert with the other columns")
+    func submissionWithCurrency() throws {
+        let fixture = ServiceFixture()
+        let body = #"{"location_id":"a","rate_kind":"daily","price_cents":900,"currency":"EUR"}"#
+        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: body,
+                                                              token: fixture.userToken()))
+        #expect(response.status == 201)
+        let batch = try #require(fixture.database.batches.first)
+        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_insert_reports"])
+        #expect(parameters(batch[1]) == [#"[{"location_id":"a","rate_kind":"daily","price_cents":900,"currency":"EUR"}]"#])
     }
 
     @Test("without a Bearer token, or with the anon key as Bearer, the request runs as anon")

@@ -84,17 +84,23 @@ struct SubmissionParsingTests {
             == "All object keys must match")
     }
 
+    @Test("rows without currency leave it to the table's default")
+    func currencyDefault() throws {
+        #expect(!(try parse(#"{"location_id":"a","rate_kind":"flat","price_cents":5}"#).get().sendsCurrency))
+        #expect(try parse(#"{"location_id":"a","rate_kind":"flat","price_cents":5,"currency":"EUR"}"#).get().sendsCurrency)
+    }
+
     @Test("the representation echoes what was sent plus the trigger's id and created_at, in order")
     func representation() throws {
         let submission = try parse(#"[{"location_id":"a","rate_kind":"flat","price_cents":5},{"location_id":"b","rate_kind":"flat","price_cents":6}]"#).get()
         let text = PriceService.representation(submission, receipts:
-            #"[{"id":7,"created_at":"2026-01-01T00:00:00+00:00","replayed":false},{"id":8,"created_at":"2026-01-01T00:00:00+00:00","replayed":false}]"#)
+            #"[{"id":7,"created_at":"2026-01-01T00:00:00+00:00","currency":"CAD","replayed":false},{"id":8,"created_at":"2026-01-01T00:00:00+00:00","currency":"USD","replayed":false}]"#)
         let rows = try #require(try JSONValue.parse(Array(text.utf8), maxBytes: 1 << 16).arrayValue)
         #expect(rows.count == 2)
         #expect(rows[0]["id"] == 7)
         #expect(rows[1]["id"] == 8)
         #expect(rows[1]["location_id"] == "b")
-        #expect(rows[0]["currency"] == "USD")
+        #expect(rows[0]["currency"] == "CAD", "a currency not sent is the database's default, from the receipt")
         #expect(rows[0]["created_at"] == "2026-01-01T00:00:00+00:00")
     }
 }
