@@ -7,7 +7,7 @@ Reads the prepared statements out of Sources/PriceHTTP/REST/Statements.swift, so
 runs the identical text (parameters $n become pgbench variables), pipelined with one Sync like
 PriceDB's ConnectionPool.run:
 
-  OUT_DIR/pgbench-submit.sql   identity + insertReports   (POST /rest/v1/price_reports, return=minimal)
+  OUT_DIR/pgbench-submit.sql   identity + insertReports   (POST /rest/v1/price_reports with currency, return=minimal)
   OUT_DIR/pgbench-medians.sql  identity + medians         (POST /rest/v1/rpc/price_medians)
 
 The one difference from pricesvc: in the submission script the token ($2 of the identity statement)

@@ -336,7 +336,7 @@ for round in $(seq "$ROUNDS"); do
     'psql_su -c checkpoint >/dev/null; run_wrk submit-pricesvc submit "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save submit app; drain' \
     'psql_su -c checkpoint >/dev/null; run_pgbench submit-pgbench "$state/run/pgbench-submit.sql" "$SECS" -D role=authenticated -D n=0 \
        -D stride=$((REPORTERS / CLIENTS)) \
-       -D body='"'"'[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234}]'"'"'; save submit ref'
+       -D body='"'"'[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234,"currency":"USD"}]'"'"'; save submit ref'
 done
 http_rows=$(reports_of http); http_max=$(reporters_max_use http)
 pg_rows=$(reports_of pg); pg_max=$(reporters_max_use pg)

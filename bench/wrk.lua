@@ -59,7 +59,7 @@ function init(args)
       -- The same row pgbench inserts (bench/run.sh), under this side's own location id: the two
       -- sides must write the same shape of data, or they touch different numbers of index pages
       -- (and write different amounts of WAL after each checkpoint) for reasons that are not HTTP.
-      local body = '{"location_id":"bench:sub-http","rate_kind":"hourly","price_cents":1234}'
+      local body = '{"location_id":"bench:sub-http","rate_kind":"hourly","price_cents":1234,"currency":"USD"}'
       requests[k] = wrk.format("POST", "/rest/v1/price_reports", {
         ["apikey"] = apikey,
         ["Authorization"] = "Bearer " .. token,
