@@ -70,7 +70,6 @@ enum Commands {
         let secrets = try loadSecrets(configuration)
         let listen = try configuration.listen()
         var settings = ServiceSettings()
-        settings.maxBodyBytes = try configuration.int("max-body-bytes", min: 1024)
         settings.requestsPerMinutePerIP = try configuration.int("rate-limit-per-minute")
         settings.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -86,7 +85,7 @@ enum Commands {
         var server = HTTPServer.Configuration()
         server.host = listen.host
         server.port = listen.port
-        server.maxBodyBytes = settings.maxBodyBytes
+        server.maxBodyBytes = try configuration.int("max-body-bytes", min: 1024)
         server.maxConnections = try configuration.int("max-connections", min: 1)
         server.maxConnectionsPerIP = try configuration.int("max-connections-per-ip", min: 1)
         server.connectionTimeoutSeconds = try configuration.int("connection-timeout", min: 1)

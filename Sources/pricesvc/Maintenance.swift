@@ -18,9 +18,9 @@ extension Commands {
         print("migrations: \(report.summary)")
         let pool = ConnectionPool(PoolConfiguration(conninfo: conninfo, size: 1, applicationName: "pricesvc migrate"))
         defer { pool.close() }
-        let previous: String? = secrets.previous.map(PriceServiceHex.bytea)
+        let previous: String? = secrets.previous.map(ByteaText.hex)
         _ = try pool.run([.sql("select auth.install_signing_keys($1::bytea, $2::bytea)",
-                               [PriceServiceHex.bytea(secrets.current), previous])])
+                               [ByteaText.hex(secrets.current), previous])])
         print("signing keys: installed (current\(secrets.previous == nil ? "" : " and previous"))")
         return 0
     }
@@ -42,11 +42,5 @@ extension Commands {
         guard counts.count == 3 else { return 1 }
         print("pruned: \(counts[0]) sessions, \(counts[1]) refresh tokens, \(counts[2]) users (price reports kept)")
         return 0
-    }
-}
-
-enum PriceServiceHex {
-    static func bytea(_ bytes: [UInt8]) -> String {
-        "\\x" + bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -16,7 +16,7 @@ extension PriceService {
         let refresh = RefreshToken.generate()
         let ipKey = clientKey.key(forIP: request.clientIP)
         let query = Query.prepared(Statements.signUp, [
-            Self.byteaHex(ipKey), metadata, Self.byteaHex(refresh.hash),
+            ByteaText.hex(ipKey), metadata, ByteaText.hex(refresh.hash),
             String(settings.signUpsPerHourPerIP), String(settings.signUpBurstPerIP),
         ])
         do {
@@ -52,8 +52,8 @@ extension PriceService {
         }
         let next = RefreshToken.generate()
         let query = Query.prepared(Statements.refresh, [
-            Self.byteaHex(presentedHash), Self.byteaHex(next.hash),
-            Self.byteaHex(clientKey.key(forIP: request.clientIP)),
+            ByteaText.hex(presentedHash), ByteaText.hex(next.hash),
+            ByteaText.hex(clientKey.key(forIP: request.clientIP)),
             String(settings.refreshesPerWindowPerIP), String(settings.refreshWindowSeconds),
             String(settings.refreshReuseSeconds),
         ])
@@ -162,17 +162,5 @@ extension PriceService {
             return .failure(.auth(400, "validation_failed", "data must not contain NUL characters"))
         }
         return .success(text)
-    }
-
-    /// PostgreSQL's text input for bytea.
-    static func byteaHex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]("\\x".utf8)
-        out.reserveCapacity(2 + bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -44,12 +44,6 @@ final class DatabaseWorkers: @unchecked Sendable {
         condition.unlock()
     }
 
-    var queued: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return jobs.count - head
-    }
-
     private func work() {
         while true {
             condition.lock()

@@ -117,6 +117,7 @@ struct SuspendedConnection: @unchecked Sendable {
 /// is suspended only the worker touches it; suspend and resume order the accesses.
 final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
+    var route: Route = .notFound
     var lifecycle: RequestLifecycle
     /// Set by a worker before it resumes the connection.
     var response: HTTPResponse?
@@ -142,7 +143,7 @@ extension HTTPServer {
                 action = state.lifecycle.received(UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee))
                 uploadSize.pointee = 0
             } else {
-                action = state.lifecycle.bodyComplete(needsDatabase: server.service.needsDatabase(state.request),
+                action = state.lifecycle.bodyComplete(needsDatabase: state.route.needsDatabase,
                                                       hasStoredAnswer: state.response != nil)
             }
         } else {
@@ -162,7 +163,7 @@ extension HTTPServer {
             return queue(service.payloadTooLarge(state.request), on: connection)
         case .answerInline:
             state.request.body = state.lifecycle.body.bytes
-            return queue(service.handle(state.request), on: connection)
+            return queue(service.handle(state.request, route: state.route), on: connection)
         case .answerStored:
             return queue(state.response ?? service.overloaded(state.request), on: connection)
         case .dispatch:
@@ -172,7 +173,7 @@ extension HTTPServer {
             let suspended = SuspendedConnection(pointer: connection)
             let service = self.service
             workers.submit(run: {
-                state.response = service.handle(state.request)
+                state.response = service.handle(state.request, route: state.route)
                 MHD_resume_connection(suspended.pointer)
             }, expired: {
                 state.response = service.overloaded(state.request)
@@ -218,6 +219,7 @@ extension HTTPServer {
         _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
         _ = MHD_get_connection_values(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
         state.request.clientIP = service.clientIP(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
+        state.route = service.route(state.request)
         let declared = state.request.headers["content-length"].flatMap { Int($0) }
         state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared))
         return state

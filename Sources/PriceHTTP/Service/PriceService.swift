@@ -44,9 +44,18 @@ public final class PriceService: Sendable {
         clientAddress.resolve(peer: peer, forwardedFor: forwardedFor)
     }
 
+    public func route(_ request: HTTPRequest) -> Route {
+        Router.route(method: request.method, path: request.path)
+    }
+
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        handle(request, route: route(request))
+    }
+
+    /// - Important: `route` must be `route(request)`; the server shell passes the one it computed
+    ///   at the headers so a request is routed once.
+    public func handle(_ request: HTTPRequest, route: Route) -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
-        let route = Router.route(method: request.method, path: request.path)
         var response = dispatch(route, request)
         response.headers.append(("X-Request-Id", request.requestID))
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -55,12 +64,6 @@ public final class PriceService: Sendable {
                         route: route.label, status: response.status, seconds: seconds))
         if request.method == "HEAD" { response.body = [] }
         return response
-    }
-
-    /// Whether answering may wait on PostgreSQL: the server shell runs such requests on a database
-    /// worker, everything else on the event loop.
-    public func needsDatabase(_ request: HTTPRequest) -> Bool {
-        Router.route(method: request.method, path: request.path).needsDatabase
     }
 
     /// The answer for a body over the limit, which the server shell decides before the body is read.

@@ -1,7 +1,6 @@
 /// Everything a deployment can tune about the HTTP surface. `pricesvc` fills it from flags and
 /// `PRICESVC_*` variables; the defaults here are the documented ones.
 public struct ServiceSettings: Sendable {
-    public var maxBodyBytes = 64 * 1024
     public var requestsPerMinutePerIP = 120
     public var trustedProxies: Set<String> = []
     public var accessTokenLifetime = 3600
