@@ -7,12 +7,12 @@
 -- are created. Operators need no qualification: with search_path = '' only pg_catalog is searched for them.
 -- EXECUTE is revoked from PUBLIC on each function, then granted to the roles that need it.
 
--- The trigger and the median functions read price_reports as their owner, and RLS is forced on that
--- table: an owner that does not bypass RLS would see no rows and silently never enforce the cap.
+-- Applied by a superuser (`pricesvc migrate`): it creates roles, revokes on pg_catalog functions and
+-- hands every object to pricesvc_owner. Nothing else ever needs a superuser.
 do $$
 begin
-    if not (select r.rolsuper or r.rolbypassrls from pg_catalog.pg_roles r where r.rolname = current_user) then
-        raise exception 'policies.sql must be applied by a superuser or a BYPASSRLS role, not %', current_user;
+    if not (select r.rolsuper from pg_catalog.pg_roles r where r.rolname = current_user) then
+        raise exception 'policies.sql must be applied by a superuser, not %', current_user;
     end if;
 end
 $$;
@@ -24,6 +24,19 @@ $$;
 
 do $$
 begin
+    -- Owns every table and function, so SECURITY DEFINER code runs with no more than the schema's own
+    -- rights: BYPASSRLS (the trigger and medians read price_reports, whose RLS is forced), never superuser.
+    if not exists (select from pg_catalog.pg_roles where rolname = 'pricesvc_owner') then
+        begin
+            create role pricesvc_owner nologin noinherit bypassrls;
+        exception when duplicate_object or unique_violation then
+            null;
+        end;
+    end if;
+    if exists (select from pg_catalog.pg_roles where rolname = 'pricesvc_owner'
+               and (rolsuper or rolcanlogin or not rolbypassrls or rolcreaterole or rolcreatedb or rolinherit)) then
+        alter role pricesvc_owner with nosuperuser nologin bypassrls nocreaterole nocreatedb noinherit;
+    end if;
     -- The service's only login. NOINHERIT: it holds no privileges of anon/authenticated until SET ROLE.
     if exists (select from pg_catalog.pg_roles where rolname = 'authenticator' and (not rolcanlogin or rolinherit)) then
         alter role authenticator with login noinherit;
@@ -67,6 +80,21 @@ grant usage on schema auth to anon, authenticated, authenticator;
 -- private and extensions: owner only. The SECURITY DEFINER functions use them as the owner.
 revoke all on schema private from public;
 revoke all on schema extensions from public;
+grant usage on schema extensions to pricesvc_owner;
+
+-- Advisory locks belong to the owner: the cap trigger serialises a reporter's inserts on one, and any
+-- role that could take the same key could stall that reporter. Superusers (migrate) are not affected.
+do $$
+declare
+    f pg_catalog.regprocedure;
+begin
+    for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+             where p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace and p.proname ~ 'advisory' loop
+        execute pg_catalog.format('revoke execute on function %s from public', f);
+    end loop;
+end
+$$;
+grant execute on function pg_catalog.pg_advisory_xact_lock(integer, integer) to pricesvc_owner;
 
 -- pricesvc_meta: authenticator reads the applied migrations for /readyz through one function.
 revoke all on schema pricesvc_meta from public;
@@ -91,6 +119,9 @@ revoke all on function private.base64url_decode(text) from public;
 
 -- The verified payload of the compact HS256 JWT in `request.jwt`, or null when none is set. The claims
 -- are never taken on trust: whoever holds the service's credentials can set any GUC, but cannot sign.
+-- Time is the statement's clock, not the transaction's start, so a transaction held open does not keep
+-- an expired token alive. A user's token (one with `sub`) also needs its session to be live: sign-out
+-- and reuse detection take effect at once, not when the token expires.
 create or replace function auth.jwt() returns jsonb
     language plpgsql stable security definer set search_path = ''
 as $$
@@ -103,7 +134,8 @@ declare
     signature_ok boolean := false;
     key_secret pg_catalog.bytea;
     leeway_seconds numeric := pg_catalog.date_part('epoch', private.jwt_leeway())::numeric;
-    now_seconds numeric := pg_catalog.date_part('epoch', pg_catalog.now())::numeric;
+    now_seconds numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric;
+    uuid_pattern constant pg_catalog.text := '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 begin
     if token is null or token = '' then
         return null;
@@ -153,6 +185,22 @@ begin
             raise exception using errcode = 'PT401', message = 'invalid token', detail = 'token not valid yet';
         end if;
     end if;
+    if payload ? 'sub' then
+        if pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
+           or pg_catalog.lower(payload ->> 'sub') !~ uuid_pattern
+           or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
+           or pg_catalog.lower(payload ->> 'session_id') !~ uuid_pattern then
+            raise exception using errcode = 'PT401', message = 'invalid token',
+                detail = 'sub and session_id must be UUIDs';
+        end if;
+        if not exists (select from auth.sessions s
+                       where s.id = (payload ->> 'session_id')::pg_catalog.uuid
+                         and s.user_id = (payload ->> 'sub')::pg_catalog.uuid
+                         and s.revoked_at is null) then
+            raise exception using errcode = 'PT401', message = 'session not found',
+                detail = 'the token''s session was signed out, revoked or pruned';
+        end if;
+    end if;
     return payload;
 end
 $$;
@@ -188,7 +236,9 @@ $$;
 revoke all on function auth.jwt() from public;
 revoke all on function auth.uid() from public;
 revoke all on function auth.role() from public;
-grant execute on function auth.jwt() to anon, authenticated;
+-- authenticator too: the service's identity statement verifies the token as it switches role, and
+-- function privileges are checked before that switch.
+grant execute on function auth.jwt() to anon, authenticated, authenticator;
 grant execute on function auth.uid() to anon, authenticated;
 grant execute on function auth.role() to anon, authenticated;
 -- Owner only: whoever installs keys can mint identities.
@@ -218,7 +268,6 @@ create policy reporters_insert_own_reports on public.price_reports
 
 -- One receipt per row the insert trigger saw, for `Prefer: return=representation` without SELECT:
 -- what the server decided (id, time, the currency after defaults) and whether it was a replay.
-drop function if exists private.append_receipt(bigint, timestamptz, boolean);
 create or replace function private.append_receipt(report_id bigint, created_at timestamptz, currency text,
                                                   replayed boolean)
     returns void
@@ -244,21 +293,26 @@ $$;
 revoke all on function private.append_receipt(bigint, timestamptz, text, boolean) from public;
 
 -- BEFORE INSERT on price_reports: server time, idempotent replays, and the per-reporter sliding cap.
+--
+-- The cap counts reports by the time their transaction committed (pg_xact_commit_timestamp; needs
+-- track_commit_timestamp = on), not by created_at: a transaction that inserts and then stays open would
+-- otherwise land its rows in the past of the window. Because the lock below serialises a reporter's
+-- transactions, commit order is created_at order, so the cap-th most recent row by created_at is also
+-- the cap-th most recent by commit time, and one indexed lookup of `cap` rows suffices.
 create or replace function private.admit_price_report() returns trigger
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
     caller pg_catalog.uuid := auth.uid();
     earlier record;
-    frees_at pg_catalog.timestamptz;
+    cap_th record;
+    counted_at pg_catalog.timestamptz;
     wait_seconds integer;
 begin
-    -- A client cannot backdate a report to dodge the cap or the 180-day window.
-    new.created_at := pg_catalog.now();
-
     -- A row that is not the caller's own is left to the RLS check, which rejects it: no lock, no
     -- count, no receipt, and no hint whether the other reporter is at the cap.
     if new.reporter_id is null or (caller is not null and new.reporter_id <> caller) then
+        new.created_at := pg_catalog.clock_timestamp();
         return new;
     end if;
 
@@ -269,38 +323,58 @@ begin
             message = 'price reports must be inserted in a READ COMMITTED transaction',
             detail = 'the per-reporter cap is only exact when each insert sees every committed earlier one';
     end if;
+    -- Key space: classid 1886546275 is "pric" in ASCII, pricesvc's namespace for per-reporter locks.
+    -- Only the owner may take advisory locks, so no other role can hold a reporter's.
     perform pg_catalog.pg_advisory_xact_lock(1886546275, pg_catalog.hashtext(new.reporter_id::pg_catalog.text));
 
-    -- A retry of a report this reporter already sent inserts nothing and does not count.
+    -- Server time, taken after the lock: later than every earlier report's commit. A client cannot
+    -- backdate a report to dodge the cap or the report window.
+    new.created_at := pg_catalog.clock_timestamp();
+
+    -- A retry of a report this reporter already sent inserts nothing and does not count. A retry must
+    -- repeat the original report: the same id with other values is a conflict, never a silent 201.
     if new.client_report_id is not null then
-        select r.id, r.created_at, r.currency into earlier
+        select r.id, r.created_at, r.currency, r.location_id, r.rate_kind, r.price_cents into earlier
         from public.price_reports r
         where r.reporter_id = new.reporter_id
           and r.client_report_id = new.client_report_id;
         if found then
+            if (earlier.location_id, earlier.rate_kind, earlier.price_cents, earlier.currency)
+               is distinct from (new.location_id, new.rate_kind, new.price_cents, new.currency) then
+                raise exception using errcode = '23505',
+                    message = pg_catalog.format('client_report_id %s was already used for a different report',
+                                                new.client_report_id),
+                    detail = 'A retry must repeat the original report; a new report needs a new client_report_id.';
+            end if;
             perform private.append_receipt(earlier.id, earlier.created_at, earlier.currency, true);
             return null;
         end if;
     end if;
 
-    -- Cap reached when the cap-th most recent report is still inside the window; a slot frees up
-    -- when that one leaves it.
-    select r.created_at into frees_at
+    -- Cap reached when the cap-th most recent report counts inside the window; a slot frees up when
+    -- that one leaves it. Its time is its commit time; a row of this transaction (no commit time yet,
+    -- created after the transaction began) counts as now; an old row whose commit time is no longer
+    -- kept counts at created_at.
+    select r.created_at, pg_catalog.pg_xact_commit_timestamp(r.xmin) as committed_at into cap_th
     from public.price_reports r
     where r.reporter_id = new.reporter_id
-      and r.created_at > new.created_at - private.cap_window()
     order by r.created_at desc
     offset private.reporter_cap() - 1
     limit 1;
     if found then
-        wait_seconds := greatest(1, pg_catalog.ceil(pg_catalog.date_part('epoch',
-            frees_at + private.cap_window() - new.created_at)))::integer;
-        raise exception using errcode = 'PT429',
-            message = pg_catalog.format('reporter cap reached: at most %s price reports in any %s minutes',
-                                        private.reporter_cap(),
-                                        pg_catalog.date_part('epoch', private.cap_window())::integer / 60),
-            detail = pg_catalog.format('The oldest report in the window leaves it in %s seconds.', wait_seconds),
-            hint = pg_catalog.format('Retry after %s seconds', wait_seconds);
+        counted_at := case when cap_th.committed_at is not null then cap_th.committed_at
+                           when cap_th.created_at >= pg_catalog.now() then new.created_at
+                           else cap_th.created_at end;
+        if counted_at > new.created_at - private.cap_window() then
+            wait_seconds := greatest(1, pg_catalog.ceil(pg_catalog.date_part('epoch',
+                counted_at + private.cap_window() - new.created_at)))::integer;
+            raise exception using errcode = 'PT429',
+                message = pg_catalog.format('reporter cap reached: at most %s price reports in any %s minutes',
+                                            private.reporter_cap(),
+                                            pg_catalog.date_part('epoch', private.cap_window())::integer / 60),
+                detail = pg_catalog.format('The oldest report in the window leaves it in %s seconds.', wait_seconds),
+                hint = pg_catalog.format('Retry after %s seconds', wait_seconds);
+        end if;
     end if;
 
     perform private.append_receipt(new.id, new.created_at, new.currency, false);
@@ -321,6 +395,13 @@ create or replace trigger price_reports_admit
 -- Medians per (location, rate kind, currency) over the report window, where each reporter counts once
 -- (their latest report) and at least median_min_reporters() distinct reporters are needed.
 -- p_location_ids null = every location, p_rate_kind null = every rate kind (the analysts' overview).
+--
+-- What leaves here must not give one person away:
+-- - Only mature reporters count (identity older than reporter_maturity()): a median, its `reporters`
+--   and `reports` ignore reports from identities made on the spot, so sybils cannot complete a
+--   threshold around one victim's report. A reporter with no auth.users row was pruned, hence old.
+-- - Time is coarse: last_reported_at is truncated to the hour, and `since` to the start of its UTC
+--   day, so bisecting on time cannot single out one report.
 create or replace function private.report_medians(p_location_ids text[], p_rate_kind text, p_since timestamptz)
     returns table(location_id text, rate_kind text, currency text, median_cents integer,
                   reporters integer, reports integer, last_reported_at timestamptz)
@@ -329,7 +410,10 @@ as $$
 #variable_conflict use_column
 declare
     -- No argument reaches further back than the report window.
-    cutoff pg_catalog.timestamptz := greatest(p_since, pg_catalog.now() - private.report_window());
+    cutoff pg_catalog.timestamptz := greatest(
+        pg_catalog.timezone('UTC', pg_catalog.date_trunc('day', pg_catalog.timezone('UTC', p_since))),
+        pg_catalog.clock_timestamp() - private.report_window());
+    matured_before pg_catalog.timestamptz := pg_catalog.clock_timestamp() - private.reporter_maturity();
     kinds pg_catalog.text[];
 begin
     if p_rate_kind is not null and p_rate_kind <> all ('{hourly,daily,flat,monthly}'::pg_catalog.text[]) then
@@ -358,6 +442,7 @@ begin
         where r.location_id = any (p_location_ids)
           and r.rate_kind = any (kinds)
           and r.created_at > cutoff
+          and not exists (select from auth.users u where u.id = r.reporter_id and u.created_at > matured_before)
     ),
     latest as (
         select distinct on (w.location_id, w.rate_kind, w.reporter_id) w.location_id, w.rate_kind, w.currency, w.price_cents
@@ -375,7 +460,7 @@ begin
     ),
     totals as (
         select w.location_id, w.rate_kind, w.currency, pg_catalog.count(*)::integer as reports,
-               pg_catalog.max(w.created_at) as last_reported_at
+               pg_catalog.date_trunc('hour', pg_catalog.max(w.created_at), 'UTC') as last_reported_at
         from in_window w
         group by w.location_id, w.rate_kind, w.currency
     )
@@ -409,7 +494,8 @@ create or replace function public.price_median(location_id text, rate_kind text 
         from private.report_medians(array[price_median.location_id], coalesce(price_median.rate_kind, ''), null) m;
     end;
 
--- Every location and rate kind that meets the threshold; `since` can narrow the window, never widen it.
+-- Every location and rate kind that meets the threshold; `since` can narrow the window, never widen it,
+-- and is taken to the start of its UTC day.
 create or replace function public.price_median_overview(since timestamptz default now() - interval '180 days')
     returns table(location_id text, rate_kind text, currency text, median_cents integer,
                   reporters integer, reports integer, last_reported_at timestamptz)
@@ -486,8 +572,10 @@ begin
             hint = pg_catalog.format('Retry after %s seconds', wait_seconds);
     end if;
 
-    insert into auth.users (user_metadata)
-    values (coalesce(sign_up_anonymous.user_metadata, '{}'::pg_catalog.jsonb))
+    -- The statement's clock: maturity counts from here, and a transaction held open must not age an identity.
+    insert into auth.users (user_metadata, created_at, updated_at)
+    values (coalesce(sign_up_anonymous.user_metadata, '{}'::pg_catalog.jsonb),
+            pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
     returning * into new_user;
     insert into auth.sessions (user_id) values (new_user.id) returning id into new_session_id;
     insert into auth.refresh_tokens (token_hash, session_id) values (sign_up_anonymous.refresh_token_hash, new_session_id);
@@ -500,14 +588,20 @@ begin
 end
 $$;
 
--- Exchanges a refresh token (by hash) for new_token_hash. status 'ok': rotated, or the same token again
--- within reuse_seconds of its rotation (a client that lost the answer). status 'reused': presented again
--- later, so it may be stolen; the session is revoked and that revocation commits (hence no error).
+-- Exchanges a refresh token (by hash) for its child. The service derives a token's child from the token
+-- itself (an HMAC under its secret), so the database never needs a plaintext token and presenting the
+-- same token twice cannot fork a session:
+-- - status 'ok', generations 1: the token was live; it is rotated and child_hash becomes the live token.
+-- - status 'ok', generations n > 1... : the token was rotated within reuse_seconds (a client that lost the
+--   answer, or concurrent presentations): nothing new is made; the answer names the session's live token,
+--   `generations` derivations below the presented one, and its hash for the service to check.
+-- - status 'reused': presented again later, so it may be stolen; the session is revoked and that
+--   revocation commits (hence no error).
 -- PA001: unknown token or revoked session. PT429: the IP's refresh bucket is empty.
-create or replace function auth.refresh_session(token_hash bytea, new_token_hash bytea, ip_key bytea,
+create or replace function auth.refresh_session(token_hash bytea, child_hash bytea, ip_key bytea,
                                                 per_window integer, window_seconds integer, reuse_seconds integer)
     returns table(status text, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz,
-                  user_metadata jsonb)
+                  user_metadata jsonb, generations integer, live_token_hash bytea)
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
@@ -515,6 +609,9 @@ declare
     presented auth.refresh_tokens;
     session auth.sessions;
     owner auth.users;
+    live auth.refresh_tokens;
+    child auth.refresh_tokens;
+    depth integer := 0;
 begin
     if window_seconds is null or window_seconds < 1 then
         raise exception using errcode = '22023', message = 'window_seconds must be at least 1';
@@ -541,9 +638,9 @@ begin
 
     if presented.rotated_at is not null
        and presented.rotated_at <
-           pg_catalog.now() - pg_catalog.make_interval(secs => greatest(reuse_seconds, 0)) then
-        update auth.sessions s set revoked_at = pg_catalog.now() where s.id = session.id;
-        update auth.refresh_tokens t set revoked_at = pg_catalog.now()
+           pg_catalog.clock_timestamp() - pg_catalog.make_interval(secs => greatest(reuse_seconds, 0)) then
+        update auth.sessions s set revoked_at = pg_catalog.clock_timestamp() where s.id = session.id;
+        update auth.refresh_tokens t set revoked_at = pg_catalog.clock_timestamp()
         where t.session_id = session.id and t.revoked_at is null;
         status := 'reused';
         return next;
@@ -551,11 +648,30 @@ begin
     end if;
 
     if presented.rotated_at is null then
-        update auth.refresh_tokens t set rotated_at = pg_catalog.now() where t.id = presented.id;
+        update auth.refresh_tokens t set rotated_at = pg_catalog.clock_timestamp() where t.id = presented.id;
+        insert into auth.refresh_tokens (token_hash, session_id, parent_id)
+        values (refresh_session.child_hash, session.id, presented.id);
+        update auth.sessions s set refreshed_at = pg_catalog.clock_timestamp() where s.id = session.id;
+        depth := 1;
+        live_token_hash := refresh_session.child_hash;
+    else
+        -- Within the reuse window: follow the chain down to the token that is live now.
+        live := presented;
+        loop
+            select t.* into child from auth.refresh_tokens t
+            where t.parent_id = live.id
+            order by t.id desc
+            limit 1;
+            exit when not found;
+            live := child;
+            depth := depth + 1;
+            exit when live.rotated_at is null or depth >= 64;
+        end loop;
+        if depth = 0 or live.rotated_at is not null then
+            raise exception using errcode = 'PA001', message = 'refresh token not found';
+        end if;
+        live_token_hash := live.token_hash;
     end if;
-    insert into auth.refresh_tokens (token_hash, session_id, parent_id)
-    values (refresh_session.new_token_hash, session.id, presented.id);
-    update auth.sessions s set refreshed_at = pg_catalog.now() where s.id = session.id;
 
     select u.* into owner from auth.users u where u.id = session.user_id;
     status := 'ok';
@@ -564,6 +680,7 @@ begin
     created_at := owner.created_at;
     updated_at := owner.updated_at;
     user_metadata := owner.user_metadata;
+    generations := depth;
     return next;
 end
 $$;
@@ -603,12 +720,18 @@ begin
 end
 $$;
 
--- The user behind a verified token. PA003 when it no longer exists (pruned).
-create or replace function private.user_by_id(p_user_id uuid)
+-- The user behind a verified access token, whose session must still be live: PA003 'session not found'
+-- right after sign-out or reuse detection (Supabase Auth answers 403 session_not_found), and PA003
+-- 'user not found' when the user was pruned.
+create or replace function private.user_of_live_session(p_user_id uuid, p_session_id uuid)
     returns table(id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb)
     language plpgsql stable set search_path = ''
 as $$
 begin
+    if not exists (select from auth.sessions s
+                   where s.id = p_session_id and s.user_id = p_user_id and s.revoked_at is null) then
+        raise exception using errcode = 'PA003', message = 'session not found';
+    end if;
     return query
     select u.id, u.created_at, u.updated_at, u.user_metadata from auth.users u where u.id = p_user_id;
     if not found then
@@ -616,13 +739,14 @@ begin
     end if;
 end
 $$;
-revoke all on function private.user_by_id(uuid) from public;
+revoke all on function private.user_of_live_session(uuid, uuid) from public;
 
-create or replace function auth.get_user(user_id uuid)
+create or replace function auth.get_user(user_id uuid, session_id uuid)
     returns table(user_id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb)
     language sql stable security definer set search_path = ''
     begin atomic
-        select u.id, u.created_at, u.updated_at, u.user_metadata from private.user_by_id(get_user.user_id) u;
+        select u.id, u.created_at, u.updated_at, u.user_metadata
+        from private.user_of_live_session(get_user.user_id, get_user.session_id) u;
     end;
 
 -- Housekeeping: sessions revoked or idle (not refreshed) for longer than older_than, refresh tokens
@@ -678,11 +802,11 @@ $$;
 revoke all on function auth.sign_up_anonymous(bytea, jsonb, bytea, integer, integer) from public;
 revoke all on function auth.refresh_session(bytea, bytea, bytea, integer, integer, integer) from public;
 revoke all on function auth.sign_out(uuid, text) from public;
-revoke all on function auth.get_user(uuid) from public;
+revoke all on function auth.get_user(uuid, uuid) from public;
 grant execute on function auth.sign_up_anonymous(bytea, jsonb, bytea, integer, integer) to authenticator;
 grant execute on function auth.refresh_session(bytea, bytea, bytea, integer, integer, integer) to authenticator;
 grant execute on function auth.sign_out(uuid, text) to authenticator;
-grant execute on function auth.get_user(uuid) to authenticator;
+grant execute on function auth.get_user(uuid, uuid) to authenticator;
 -- Owner only: `pricesvc prune` runs with the owner's credentials.
 revoke all on function auth.prune(interval) from public;
 
@@ -701,3 +825,46 @@ revoke all on function pricesvc_meta.applied_migrations() from public;
 -- /readyz compares the applied migrations with the files the service ships.
 grant execute on function pricesvc_meta.applied_migrations() to authenticator;
 revoke all on table pricesvc_meta.schema_migrations from public, anon, authenticated, price_analyst, authenticator;
+
+------------------------------------------------------------------------------------------------------
+-- Ownership: everything pricesvc made belongs to pricesvc_owner (NOLOGIN, BYPASSRLS, not superuser), so
+-- SECURITY DEFINER code runs with the schema's own rights and nothing more. Runs last, after every
+-- CREATE above; a superuser replacing an object later keeps this owner.
+------------------------------------------------------------------------------------------------------
+
+do $$
+declare
+    object_name pg_catalog.text;
+    -- public is shared with whatever else lives in the database: only pricesvc's own objects there.
+    public_tables pg_catalog.oid[] := array['public.price_reports'::pg_catalog.regclass::pg_catalog.oid];
+    public_functions pg_catalog.name[] := array['price_median', 'price_medians', 'price_median_overview'];
+begin
+    for object_name in select n.nspname from pg_catalog.pg_namespace n
+                       where n.nspname in ('auth', 'private', 'pricesvc_meta')
+                         and n.nspowner <> 'pricesvc_owner'::pg_catalog.regrole loop
+        execute pg_catalog.format('alter schema %I owner to pricesvc_owner', object_name);
+    end loop;
+    -- Tables (their identity sequences and row types follow), skipping anything an extension owns.
+    for object_name in select c.oid::pg_catalog.regclass::pg_catalog.text
+                       from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+                       where (n.nspname in ('auth', 'private', 'pricesvc_meta')
+                              or c.oid = any (public_tables))
+                         and c.relkind in ('r', 'p', 'v', 'm')
+                         and c.relowner <> 'pricesvc_owner'::pg_catalog.regrole
+                         and not exists (select from pg_catalog.pg_depend d
+                                         where d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                                           and d.objid = c.oid and d.deptype = 'e') loop
+        execute pg_catalog.format('alter table %s owner to pricesvc_owner', object_name);
+    end loop;
+    for object_name in select p.oid::pg_catalog.regprocedure::pg_catalog.text
+                       from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+                       where (n.nspname in ('auth', 'private', 'pricesvc_meta')
+                              or (n.nspname = 'public' and p.proname = any (public_functions)))
+                         and p.proowner <> 'pricesvc_owner'::pg_catalog.regrole
+                         and not exists (select from pg_catalog.pg_depend d
+                                         where d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                           and d.objid = p.oid and d.deptype = 'e') loop
+        execute pg_catalog.format('alter routine %s owner to pricesvc_owner', object_name);
+    end loop;
+end
+$$;

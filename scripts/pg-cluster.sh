@@ -96,6 +96,9 @@ log_min_messages = warning
 log_min_error_statement = panic
 log_line_prefix = '%m [%p] %q%u@%d '
 timezone = 'UTC'
+# The per-reporter cap counts reports by commit time (pg_xact_commit_timestamp), so a transaction held
+# open cannot slip rows into the past of the sliding window. Needs a restart to change.
+track_commit_timestamp = on
 EOF
     grep -q "^include_if_exists = 'pricesvc.conf'" "$DATA/postgresql.conf" ||
         echo "include_if_exists = 'pricesvc.conf'" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
@@ -115,6 +118,11 @@ start() {
             die "initdb failed"
     fi
     write_config
+    if postmaster_running &&
+        [ "$(psql_su -d postgres -tAc 'show track_commit_timestamp' 2>/dev/null)" = off ]; then
+        # A cluster started by an older version of this script: restart it so the setting above applies.
+        quiet as_owner "$PGBIN/pg_ctl" -D "$DATA" -m fast -w -t 60 stop || die "could not restart the cluster in $DATA"
+    fi
     if ! postmaster_running; then
         remove_stale_lock_files
         quiet as_owner "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start || die "could not start the cluster in $DATA"

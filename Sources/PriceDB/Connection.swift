@@ -17,11 +17,11 @@ final class Connection: PipelineConnection {
     /// A statement the server refuses to prepare (its function not migrated yet, a missing grant) does not
     /// fail the connection: it and the statements after it are prepared on first use instead, so the error
     /// reaches only the requests that use it rather than every request.
-    init(conninfo: String, connectTimeout: Duration, applicationName: String?,
+    init(conninfo: String, connectTimeout: Duration, applicationName: String?, options: String? = nil,
          statements: [PreparedStatement]) throws(DatabaseError)
     {
         let handle = try LibPQ.connect(conninfo: conninfo, connectTimeout: connectTimeout,
-                                       applicationName: applicationName)
+                                       applicationName: applicationName, options: options)
         self.handle = handle
         PQsetNoticeReceiver(handle, recordServerNotice, Unmanaged.passUnretained(notices).toOpaque())
         guard PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {

@@ -18,6 +18,10 @@ public struct PoolConfiguration: Sendable {
     public var statements: [PreparedStatement]
     /// Shown in `pg_stat_activity.application_name`.
     public var applicationName: String?
+    /// Settings every session starts with, as libpq `options` (`-c name=value ...`). They travel in the
+    /// startup packet, so they win over role and database defaults (`ALTER ROLE ... SET`), which
+    /// whoever holds the login's password could otherwise plant. See ``SessionSettings``.
+    public var sessionSettings: SessionSettings?
 
     public init(conninfo: String, size: Int = 8, checkoutTimeout: Duration = .seconds(2),
                 connectTimeout: Duration = .seconds(5), batchTimeout: Duration = .seconds(30),
@@ -73,7 +77,8 @@ public final class ConnectionPool: Sendable {
         pool = BoundedConnectionPool(size: configuration.size, checkoutTimeout: configuration.checkoutTimeout,
                                      batchTimeout: configuration.batchTimeout) { () throws(DatabaseError) in
             try Connection(conninfo: configuration.conninfo, connectTimeout: configuration.connectTimeout,
-                           applicationName: configuration.applicationName, statements: configuration.statements)
+                           applicationName: configuration.applicationName,
+                           options: configuration.sessionSettings?.libpqOptions, statements: configuration.statements)
         }
     }
 

@@ -4,13 +4,14 @@ import Glibc
 /// The libpq calls both connection kinds share: connecting and turning a `PGresult` into Swift values.
 enum LibPQ {
     /// Opens a blocking connection. `conninfo` may be a URL or `key=value` string; the explicit
-    /// `connect_timeout` and `application_name` override whatever it says.
-    static func connect(conninfo: String, connectTimeout: Duration, applicationName: String?)
-        throws(DatabaseError) -> OpaquePointer
+    /// `connect_timeout`, `application_name` and `options` override whatever it says.
+    static func connect(conninfo: String, connectTimeout: Duration, applicationName: String?,
+                        options: String? = nil) throws(DatabaseError) -> OpaquePointer
     {
         var settings = [("dbname", conninfo),
                         ("connect_timeout", String(max(1, Int(connectTimeout.seconds.rounded(.up)))))]
         if let applicationName { settings.append(("application_name", applicationName)) }
+        if let options { settings.append(("options", options)) }
         // NULL-terminated C arrays; expand_dbname = 1 makes libpq parse `conninfo` and let later keys win.
         var keywords: [UnsafePointer<CChar>?] = settings.map { UnsafePointer(strdup($0.0)) }
         var values: [UnsafePointer<CChar>?] = settings.map { UnsafePointer(strdup($0.1)) }

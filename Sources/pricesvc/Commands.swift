@@ -96,13 +96,15 @@ enum Commands {
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
 
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
-        let pool = ConnectionPool(PoolConfiguration(
-            conninfo: withStatementTimeout(configuration.string("database-url"),
-                                           milliseconds: try configuration.int("statement-timeout-ms", min: 1)),
+        var poolConfiguration = PoolConfiguration(
+            conninfo: configuration.string("database-url"),
             size: try configuration.int("pool-size", min: 1),
             checkoutTimeout: .milliseconds(try configuration.int("pool-timeout-ms", min: 1)),
             statements: Statements.all,
-            applicationName: "pricesvc"))
+            applicationName: "pricesvc")
+        poolConfiguration.sessionSettings = SessionSettings(
+            statementTimeoutMilliseconds: try configuration.int("statement-timeout-ms", min: 1))
+        let pool = ConnectionPool(poolConfiguration)
         let startupTimeout = try configuration.int("startup-timeout", min: 1)
         do {
             try pool.waitUntilReachable(timeout: .seconds(startupTimeout))
@@ -116,6 +118,7 @@ enum Commands {
             issuer: TokenIssuer(secret: secrets.current, accessTokenLifetime: settings.accessTokenLifetime),
             verifier: TokenVerifier(secrets: [secrets.current] + (secrets.previous.map { [$0] } ?? [])),
             clientKey: ClientKey(secret: secrets.current),
+            refreshChain: RefreshTokenChain(secret: secrets.current),
             readiness: Readiness(shipped: shipped))
         let http = HTTPServer(configuration: server, service: service)
         try http.start()
@@ -128,15 +131,6 @@ enum Commands {
         http.shutdown(grace: grace)
         pool.close()
         return 0
-    }
-
-    /// libpq's `options` carries the statement timeout, for URLs and key=value strings alike.
-    static func withStatementTimeout(_ conninfo: String, milliseconds: Int) -> String {
-        if conninfo.hasPrefix("postgres://") || conninfo.hasPrefix("postgresql://") {
-            let separator = conninfo.contains("?") ? "&" : "?"
-            return conninfo + separator + "options=-c%20statement_timeout%3D\(milliseconds)"
-        }
-        return conninfo + " options='-c statement_timeout=\(milliseconds)'"
     }
 
     struct Secrets {

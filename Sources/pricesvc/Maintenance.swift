@@ -16,11 +16,12 @@ extension Commands {
         let conninfo = ownerConninfo(configuration)
         let report = try MigrationRunner(conninfo: conninfo, directory: configuration.string("migrations-dir")).run()
         print("migrations: \(report.summary)")
-        let pool = ConnectionPool(PoolConfiguration(conninfo: conninfo, size: 1, applicationName: "pricesvc migrate"))
-        defer { pool.close() }
-        let previous: String? = secrets.previous.map(ByteaText.hex)
-        _ = try pool.run([.sql("select auth.install_signing_keys($1::bytea, $2::bytea)",
-                               [ByteaText.hex(secrets.current), previous])])
+        let owner = OwnerTasks(conninfo: conninfo)
+        let cleared = try owner.resetRoleDefaults(role: "authenticator")
+        if !cleared.isEmpty {
+            print("role authenticator: cleared planted settings: \(cleared.joined(separator: ", "))")
+        }
+        try owner.installSigningKeys(current: secrets.current, previous: secrets.previous)
         print("signing keys: installed (current\(secrets.previous == nil ? "" : " and previous"))")
         return 0
     }
@@ -32,15 +33,8 @@ extension Commands {
         guard let seconds = Configuration.duration(text) else {
             throw ConfigurationError(description: "--older-than must look like 30d, 12h, 90m or 45s, got '\(text)'")
         }
-        let pool = ConnectionPool(PoolConfiguration(conninfo: ownerConninfo(configuration), size: 1,
-                                                    applicationName: "pricesvc prune"))
-        defer { pool.close() }
-        let result = try pool.run([.sql("select sessions, refresh_tokens, users from auth.prune(make_interval(secs => $1::double precision))",
-                                        [String(seconds)])])
-        let row = result.last?.rows.first ?? []
-        let counts = row.map { $0 ?? "0" }
-        guard counts.count == 3 else { return 1 }
-        print("pruned: \(counts[0]) sessions, \(counts[1]) refresh tokens, \(counts[2]) users (price reports kept)")
+        let counts = try OwnerTasks(conninfo: ownerConninfo(configuration)).prune(olderThanSeconds: seconds)
+        print("pruned: \(counts.sessions) sessions, \(counts.refreshTokens) refresh tokens, \(counts.users) users (price reports kept)")
         return 0
     }
 }

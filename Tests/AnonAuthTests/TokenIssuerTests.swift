@@ -73,3 +73,36 @@ import PriceJSON
         #expect(verified.claims.keys == ["role", "aud", "sub", "exp"])
     }
 }
+
+struct RefreshTokenChainTests {
+    let chain = RefreshTokenChain(secret: Array("an-example-secret-of-at-least-32-bytes!!".utf8))
+
+    @Test func theChildIsDeterministicSoPresentingATokenTwiceCannotFork() {
+        let token = RefreshToken.generate().token
+        #expect(chain.child(of: token).token == chain.child(of: token).token)
+        #expect(chain.child(of: token).token != token)
+        #expect(chain.child(of: token).hash == sha256(chain.child(of: token).token))
+    }
+
+    @Test func childrenAreRefreshTokensTheServiceAccepts() {
+        let child = chain.child(of: RefreshToken.generate().token)
+        #expect(child.token.utf8.count == 43)
+        #expect(RefreshToken.hash(child.token) == child.hash)
+    }
+
+    @Test func descendantsFollowTheChainGenerationByGeneration() {
+        let token = RefreshToken.generate().token
+        let child = chain.child(of: token)
+        let grandchild = chain.child(of: child.token)
+        #expect(chain.descendant(of: token, generations: 1)?.token == child.token)
+        #expect(chain.descendant(of: token, generations: 2)?.token == grandchild.token)
+        #expect(chain.descendant(of: token, generations: 0) == nil)
+        #expect(chain.descendant(of: token, generations: RefreshTokenChain.maxGenerations + 1) == nil)
+    }
+
+    @Test func anotherSecretGivesAnotherChain() {
+        let other = RefreshTokenChain(secret: Array("a-different-secret-of-at-least-32-bytes!".utf8))
+        let token = RefreshToken.generate().token
+        #expect(chain.child(of: token).token != other.child(of: token).token)
+    }
+}

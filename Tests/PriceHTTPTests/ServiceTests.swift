@@ -42,6 +42,7 @@ struct ServiceFixture {
         service = PriceService(settings: settings, database: database, issuer: issuer,
                                verifier: TokenVerifier(secrets: [ServiceFixture.secret]),
                                clientKey: ClientKey(secret: ServiceFixture.secret),
+                               refreshChain: RefreshTokenChain(secret: ServiceFixture.secret),
                                readiness: Readiness(shipped: []), clock: { fixedNow })
     }
 

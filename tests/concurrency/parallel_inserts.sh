@@ -26,15 +26,21 @@ trap 'rm -rf "$work"' EXIT
 owner() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$owner_url" "$@"; }
 
 reporter=$(owner -c "select gen_random_uuid()") || { echo "Bail out! cannot reach the database as owner"; exit 1; }
+# A user with a live session, as sign-up leaves it: auth.jwt() refuses tokens of unknown sessions.
+session=$(owner -v reporter="$reporter" <<'SQL'
+insert into auth.users (id) values (:'reporter');
+insert into auth.sessions (user_id) values (:'reporter') returning id;
+SQL
+) || { echo "Bail out! cannot create the reporter's session"; exit 1; }
 temporary_key=$(owner -c "select not exists (select from auth.signing_keys where slot = 'current')")
 if [ "$temporary_key" = t ]; then
     owner -c "select auth.install_signing_keys(extensions.gen_random_bytes(32))" >/dev/null
 fi
-token=$(owner -v reporter="$reporter" <<'SQL'
+token=$(owner -v reporter="$reporter" -v session="$session" <<'SQL'
 with parts as (
     select private.base64url_encode(convert_to('{"alg":"HS256","typ":"JWT"}', 'UTF8')) as header,
            private.base64url_encode(convert_to(json_build_object(
-               'sub', :'reporter', 'role', 'authenticated', 'aud', 'authenticated',
+               'sub', :'reporter', 'session_id', :'session', 'role', 'authenticated', 'aud', 'authenticated',
                'exp', floor(extract(epoch from now() + interval '10 minutes')))::text, 'UTF8')) as payload
 )
 select p.header || '.' || p.payload || '.' ||
@@ -44,7 +50,7 @@ SQL
 )
 
 cleanup() {
-    owner -v reporter="$reporter" <<<"delete from public.price_reports where reporter_id = :'reporter'" >/dev/null
+    owner -v reporter="$reporter" <<<"delete from public.price_reports where reporter_id = :'reporter'; delete from auth.users where id = :'reporter'" >/dev/null
     [ "$temporary_key" = t ] && owner -c "delete from auth.signing_keys" >/dev/null
 }
 

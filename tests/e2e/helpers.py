@@ -116,6 +116,16 @@ class Database:
                         f"where client_report_id = any('{literal}'::uuid[])")
         return set(out.split()) if out else set()
 
+    def age_users(self, user_ids, by: str = "2 days") -> None:
+        """Makes identities older, as time would: a report counts toward a median only once its
+        reporter's identity has matured (24 hours). The rule stays; the test moves the clock."""
+        ids = list(user_ids)
+        assert ids, "no users to age"
+        literal = "{" + ",".join(ids) + "}"
+        updated = self.psql(f"with aged as (update auth.users set created_at = created_at - interval '{by}' "
+                            f"where id = any('{literal}'::uuid[]) returning 1) select count(*) from aged")
+        assert int(updated) == len(set(ids)), f"aged {updated} of {len(set(ids))} users"
+
     def total_reports(self) -> int:
         return int(self.psql("select count(*) from public.price_reports"))
 

@@ -106,9 +106,10 @@ def test_get_user_returns_the_signed_in_user(api, user):
     assert body["user_metadata"] == user["user"]["user_metadata"]
 
 
-def test_sign_up_then_submit_then_read_a_median_over_http(api):
+def test_sign_up_then_submit_then_read_a_median_over_http(api, db):
     loc = f"e2e:flow:{uuid.uuid4().hex[:8]}"
     sessions = [api.new_session() for _ in range(3)]
+    db.age_users([s["user"]["id"] for s in sessions])  # only identities a day old count toward medians
     for index, session in enumerate(sessions):
         assert api.submit(report(loc, 200 + 100 * index), session["access_token"]).status_code == 201
     rows = api.medians([loc], sessions[0]["access_token"])

@@ -7,9 +7,11 @@ from helpers import assert_postgrest_error, location, report
 ROW_KEYS = {"location_id", "rate_kind", "currency", "median_cents", "reporters", "reports", "last_reported_at"}
 
 
-def test_a_median_appears_only_once_three_distinct_reporters_reported_the_location(api):
+def test_a_median_appears_only_once_three_distinct_reporters_reported_the_location(api, db):
     loc, quiet = location("threshold"), location("quiet")
-    reporters = [api.new_session()["access_token"] for _ in range(3)]
+    sessions = [api.new_session() for _ in range(3)]
+    db.age_users([s["user"]["id"] for s in sessions])  # only identities a day old count toward medians
+    reporters = [s["access_token"] for s in sessions]
 
     assert api.submit([report(loc, 300), report(loc, 310)], reporters[0]).status_code == 201
     assert api.medians([loc, quiet], reporters[0]) == []
@@ -43,9 +45,11 @@ def test_one_reporter_submitting_many_times_never_reveals_a_median(api):
     assert api.medians([loc], token) == []
 
 
-def test_medians_are_per_rate_kind(api):
+def test_medians_are_per_rate_kind(api, db):
     loc = location()
-    tokens = [api.new_session()["access_token"] for _ in range(3)]
+    sessions = [api.new_session() for _ in range(3)]
+    db.age_users([s["user"]["id"] for s in sessions])
+    tokens = [s["access_token"] for s in sessions]
     for index, token in enumerate(tokens):
         assert api.submit(report(loc, 1000 + index, kind="daily"), token).status_code == 201
     assert api.medians([loc], tokens[0]) == []  # the default rate_kind is hourly

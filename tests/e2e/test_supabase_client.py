@@ -33,6 +33,7 @@ def test_supabase_py_signs_in_anonymously_submits_reports_and_sees_the_median_ap
         response = client.auth.sign_in_anonymously()
         assert response.session and response.session.access_token
         assert response.user.is_anonymous is True and response.user.aud == "authenticated"
+        db.age_users([response.user.id])  # only identities a day old count toward medians
         crid = str(uuid.uuid4())
         client.table("price_reports").insert(
             {"location_id": loc, "rate_kind": "hourly", "price_cents": cents, "client_report_id": crid},

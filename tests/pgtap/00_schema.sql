@@ -45,7 +45,7 @@ select results_eq(
 -- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
            where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')),
-          array['auth.get_user(uuid)', 'auth.install_signing_keys(bytea,bytea)', 'auth.jwt()', 'auth.prune(interval)',
+          array['auth.get_user(uuid,uuid)', 'auth.install_signing_keys(bytea,bytea)', 'auth.jwt()', 'auth.prune(interval)',
                 'auth.refresh_session(bytea,bytea,bytea,integer,integer,integer)',
                 'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',

@@ -15,7 +15,8 @@ select is_empty($$select * from public.price_median('m:threshold')$$, 'two disti
 select tap.seed(tap.carol(), 'm:threshold', 400) \g /dev/null
 select results_eq($$select location_id, rate_kind, currency, median_cents, reporters, reports from public.price_median('m:threshold')$$,
                   $$values ('m:threshold', 'hourly', 'USD', 400, 3, 3)$$, 'three distinct reporters: the median appears');
-select is((select last_reported_at from public.price_median('m:threshold')), now(), 'last_reported_at is the newest report');
+select is((select last_reported_at from public.price_median('m:threshold')), date_trunc('hour', clock_timestamp(), 'UTC'),
+          'last_reported_at is the newest report''s hour');
 
 -- One reporter, five reports: never a median.
 select tap.seed(tap.dave(), 'm:solo', 100 * i) from generate_series(1, 5) i \g /dev/null

@@ -2,7 +2,7 @@
 -- sign-out scopes, user lookup and pruning. Only SHA-256 hashes of refresh tokens are ever stored.
 begin;
 \ir _helpers.psql
-select plan(31);
+select plan(35);
 
 create temp table signups (n int, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz);
 grant all on signups to public;
@@ -10,7 +10,7 @@ create function tap.sign_up(n int, ip bytea default '\x0a000001') returns void l
     insert into signups select n, s.* from auth.sign_up_anonymous(ip, '{"app":"pgtap"}', sha256(('token-' || n)::bytea), 30, 30) s
 $$;
 create function tap.refresh(old text, new text, reuse_seconds int default 10) returns text language sql as $$
-    select r.status || coalesce(':' || (r.user_id is not null)::text, '')
+    select r.status || coalesce(':' || (r.user_id is not null)::text, '') || coalesce(':' || r.generations, '')
     from auth.refresh_session(sha256(old::bytea), sha256(new::bytea), '\x0a000001', 150, 300, reuse_seconds) r
 $$;
 
@@ -19,7 +19,7 @@ set local role authenticated;
 select throws_ok($$select tap.sign_up(0)$$, '42501', null, 'authenticated cannot call sign_up_anonymous');
 reset role;
 set local role anon;
-select throws_ok($$select * from auth.get_user(gen_random_uuid())$$, '42501', null, 'anon cannot call get_user');
+select throws_ok($$select * from auth.get_user(gen_random_uuid(), gen_random_uuid())$$, '42501', null, 'anon cannot call get_user');
 reset role;
 
 set local role authenticator;
@@ -31,9 +31,17 @@ select matches(tap.error_hint('select tap.sign_up(31)'), '^PT429: Retry after 1[
                'the hint says when the next token arrives (one every 120 s at 30/hour)');
 select lives_ok($$select tap.sign_up(32, '\x0a000002')$$, 'another IP has its own bucket');
 select is((select count(distinct user_id)::int from signups), 31, 'every sign-up is a new anonymous user');
-select results_eq($$select u.user_metadata from signups s, auth.get_user(s.user_id) u where s.n = 1$$,
+select results_eq($$select u.user_metadata from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 1$$,
                   $$values ('{"app":"pgtap"}'::jsonb)$$, 'get_user returns the user''s metadata');
-select throws_ok($$select * from auth.get_user(gen_random_uuid())$$, 'PA003', 'user not found', 'get_user of an unknown id is PA003');
+select throws_ok($$select * from auth.get_user(gen_random_uuid(), gen_random_uuid())$$, 'PA003', 'session not found',
+                 'get_user of an unknown user and session is PA003');
+select throws_ok($$select * from signups s, auth.get_user(s.user_id, (select session_id from signups where n = 2)) u where s.n = 1$$,
+                 'PA003', 'session not found', 'get_user with another user''s session is PA003');
+reset role;
+update auth.sessions set revoked_at = clock_timestamp() where id = (select session_id from signups where n = 30);
+set local role authenticator;
+select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 30$$,
+                 'PA003', 'session not found', 'get_user of a revoked session is PA003 at once, whatever the token''s exp');
 select throws_ok($$select auth.sign_up_anonymous('\x0b', '{}', '\x00', 30, 30)$$, '23514', null,
                  'a refresh token hash must be 32 bytes (a SHA-256)');
 reset role;
@@ -46,10 +54,18 @@ select is((select count(*)::int from auth.refresh_tokens t where t::text like '%
 
 -- Refresh rotation and reuse detection.
 set local role authenticator;
-select is(tap.refresh('token-1', 'token-1b'), 'ok:true', 'a refresh token rotates');
-select is(tap.refresh('token-1b', 'token-1c'), 'ok:true', 'the new token rotates in turn');
-select is(tap.refresh('token-1', 'token-1d'), 'ok:true', 'the old token again inside the reuse window: ok, new token issued');
-select is(tap.refresh('token-1d', 'token-1e'), 'ok:true', 'the token issued on reuse works');
+select is(tap.refresh('token-1', 'token-1b'), 'ok:true:1', 'a refresh token rotates to its child');
+select is(tap.refresh('token-1b', 'token-1c'), 'ok:true:1', 'the child rotates in turn');
+select is(tap.refresh('token-1', 'token-1x'), 'ok:true:2',
+          'the first token again inside the reuse window: no new token, the live one is two generations down');
+select is((select r.live_token_hash from auth.refresh_session(sha256('token-1b'::bytea), sha256('token-1y'::bytea),
+                                                              '\x0a000001', 150, 300, 10) r),
+          sha256('token-1c'::bytea), 'a rotated token inside the window names the live token by its hash');
+reset role;
+select is((select count(*)::int from auth.refresh_tokens t join signups s on s.session_id = t.session_id where s.n = 1), 3,
+          'presenting rotated tokens again forks nothing: the session still has 3 tokens');
+set local role authenticator;
+select is(tap.refresh('token-1c', 'token-1e'), 'ok:true:1', 'the live token rotates as usual');
 reset role;
 update auth.refresh_tokens set rotated_at = now() - interval '11 seconds' where token_hash = sha256('token-1b'::bytea);
 set local role authenticator;
@@ -88,7 +104,7 @@ select auth.sign_out('00000000-0000-4000-8000-00000000000b', 'others') \g /dev/n
 reset role;
 select is(tap.live_sessions(), 1, 'others: every other session is revoked, this one lives');
 set local role authenticator;
-select is(tap.refresh('token-3b', 'token-3b2'), 'ok:true', 'the session that signed others out still refreshes');
+select is(tap.refresh('token-3b', 'token-3b2'), 'ok:true:1', 'the session that signed others out still refreshes');
 select auth.sign_out('00000000-0000-4000-8000-00000000000b', 'global') \g /dev/null
 reset role;
 select is(tap.live_sessions(), 0, 'global: every session of the user is revoked');

@@ -50,15 +50,16 @@ extension PriceService {
         guard let presentedHash = RefreshToken.hash(presented) else {
             return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
         }
-        let next = RefreshToken.generate()
+        // The child is derived from the presented token, so presenting it twice cannot fork the session.
+        let child = refreshChain.child(of: presented)
         let query = Query.prepared(Statements.refresh, [
-            ByteaText.hex(presentedHash), ByteaText.hex(next.hash),
+            ByteaText.hex(presentedHash), ByteaText.hex(child.hash),
             ByteaText.hex(clientKey.key(forIP: request.clientIP)),
             String(settings.refreshesPerWindowPerIP), String(settings.refreshWindowSeconds),
             String(settings.refreshReuseSeconds),
         ])
         do {
-            guard let row = try database.run([query]).last?.rows.first, row.count == 6 else {
+            guard let row = try database.run([query]).last?.rows.first, row.count == 8 else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
             guard row[0] == "ok", let userID = row[1], let sessionID = row[2], let created = row[3],
@@ -66,8 +67,16 @@ extension PriceService {
                 return APIError.auth(400, "refresh_token_already_used",
                                      "Invalid Refresh Token: Already Used; the session has been revoked").response
             }
+            // The session's live token: the child just made, or (a rotated token presented again within
+            // the reuse window) the one `generations` derivations down, checked against its stored hash.
+            guard let generations = row[6].flatMap({ Int($0) }),
+                  let live = refreshChain.descendant(of: presented, generations: generations),
+                  let storedHash = row[7], constantTimeEqual(Array(ByteaText.hex(live.hash).utf8.dropFirst(2)), Array(storedHash.utf8)) else {
+                return APIError.auth(400, "refresh_token_not_found",
+                                     "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
+            }
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: row[5] ?? "{}")
-            return session(userID: userID, sessionID: sessionID, refreshToken: next.token, user: user)
+            return session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
         } catch {
             return authFailure(error).response
         }
@@ -90,11 +99,12 @@ extension PriceService {
     }
 
     func user(caller: Caller) -> HTTPResponse {
-        guard case .user(let token) = caller, let userID = token.sub else {
+        guard case .user(let token) = caller, let userID = token.sub, let sessionID = token.sessionID else {
             return APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response
         }
         do {
-            guard let row = try database.run([.prepared(Statements.user, [userID.uuidString.lowercased()])]).last?.rows.first,
+            let parameters = [userID.uuidString.lowercased(), sessionID.uuidString.lowercased()]
+            guard let row = try database.run([.prepared(Statements.user, parameters)]).last?.rows.first,
                   row.count == 4, let id = row[0], let created = row[1], let updated = row[2] else {
                 return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
             }
@@ -132,7 +142,9 @@ extension PriceService {
         case "PA002":
             return .auth(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
         case "PA003":
-            return .auth(403, "session_not_found", "Session from the access token no longer exists")
+            return .auth(403, error.message == "user not found" ? "user_not_found" : "session_not_found",
+                         error.message == "user not found" ? "User from the access token no longer exists"
+                                                           : "Session from the access token no longer exists")
         default:
             return .auth(500, "unexpected_failure", "Internal error")
         }

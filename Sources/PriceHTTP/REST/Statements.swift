@@ -6,9 +6,12 @@ import PriceDB
 public enum Statements {
     /// PostgREST's role switch, with the signed token instead of a claims JSON: the database
     /// verifies the token itself (auth.jwt()), so holding the service's credentials is not
-    /// enough to act as another reporter.
+    /// enough to act as another reporter. The third column verifies it right here, after the
+    /// switch (left to right), so a token whose session was signed out or revoked fails every call
+    /// (PT401), reads included, not only inserts.
     static let identity = PreparedStatement(name: "pricesvc_identity", sql: """
-        select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt', $2, true)
+        select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt', $2, true),
+               auth.jwt() is not null
         """)
 
     static let insertReports = PreparedStatement(name: "pricesvc_insert_reports", sql: """
@@ -65,7 +68,8 @@ public enum Statements {
 
     static let refresh = PreparedStatement(name: "pricesvc_refresh", sql: """
         select r.status, r.user_id::text, r.session_id::text, pg_catalog.to_json(r.created_at)::text,
-               pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text
+               pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text, r.generations::text,
+               pg_catalog.encode(r.live_token_hash, 'hex')
         from auth.refresh_session($1::bytea, $2::bytea, $3::bytea, $4::integer, $5::integer, $6::integer) r
         """)
 
@@ -76,7 +80,7 @@ public enum Statements {
     static let user = PreparedStatement(name: "pricesvc_user", sql: """
         select u.user_id::text, pg_catalog.to_json(u.created_at)::text, pg_catalog.to_json(u.updated_at)::text,
                u.user_metadata::text
-        from auth.get_user($1::uuid) u
+        from auth.get_user($1::uuid, $2::uuid) u
         """)
 
     static let appliedMigrations = PreparedStatement(name: "pricesvc_applied_migrations", sql: """

@@ -15,6 +15,7 @@ public final class PriceService: Sendable {
     let anonKey: [UInt8]
     let verifier: TokenVerifier
     let clientKey: ClientKey
+    let refreshChain: RefreshTokenChain
     let rateLimiter: RateLimiter
     let clientAddress: ClientAddress
     public let metrics: Metrics
@@ -23,7 +24,7 @@ public final class PriceService: Sendable {
     let clock: @Sendable () -> Double
 
     public init(settings: ServiceSettings, database: any QueryRunner, issuer: TokenIssuer, verifier: TokenVerifier,
-                clientKey: ClientKey, readiness: Readiness, metrics: Metrics = Metrics(),
+                clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness, metrics: Metrics = Metrics(),
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.settings = settings
         self.database = database
@@ -31,6 +32,7 @@ public final class PriceService: Sendable {
         self.anonKey = Array(issuer.anonKey().utf8)
         self.verifier = verifier
         self.clientKey = clientKey
+        self.refreshChain = refreshChain
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
         self.clientAddress = ClientAddress(trustedProxies: settings.trustedProxies)
         self.metrics = metrics

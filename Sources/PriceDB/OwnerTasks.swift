@@ -1,0 +1,105 @@
+import Foundation
+
+/// What `pricesvc migrate` does after the migrations, as the superuser that runs it.
+///
+/// Each step opens its own `MigrationSession`, like the runner.
+public struct OwnerTasks: Sendable {
+    public var conninfo: String
+    public var connectTimeout: Duration
+
+    public init(conninfo: String, connectTimeout: Duration = .seconds(10)) {
+        self.conninfo = conninfo
+        self.connectTimeout = connectTimeout
+    }
+
+    /// The defaults the service's login role must carry: its sessions never write bind parameters (which
+    /// include access tokens) to the server log, whatever `log_statement` or
+    /// `log_min_duration_statement` say. Both are superuser-only settings, so the role cannot undo them.
+    public static let serviceRoleDefaults: [String] = [
+        "log_parameter_max_length=0",
+        "log_parameter_max_length_on_error=0",
+    ]
+
+    /// Clears every other default of `role` (`ALTER ROLE ... SET`, in any database) and asserts
+    /// ``serviceRoleDefaults``. A role may change its own defaults, so whoever holds its password could
+    /// plant one; the service also overrides what it relies on at connect (``SessionSettings``).
+    ///
+    /// Returns the planted settings it removed, as `name=value` (with ` in database D` when scoped).
+    public func resetRoleDefaults(role: String) throws(DatabaseError) -> [String] {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        let rows = try session.execute("""
+            select coalesce(d.datname, ''), c.setting
+            from pg_catalog.pg_db_role_setting s
+            left join pg_catalog.pg_database d on d.oid = s.setdatabase
+            cross join lateral pg_catalog.unnest(s.setconfig) c(setting)
+            where s.setrole = (select r.oid from pg_catalog.pg_roles r where r.rolname = $1)
+            order by 1, 2
+            """, [role]).rows
+        let current = rows.compactMap { row -> (database: String, setting: String)? in
+            guard row.count == 2, let database = row[0], let setting = row[1] else { return nil }
+            return (database, setting)
+        }
+        let planted = current.filter { !($0.database.isEmpty && Self.serviceRoleDefaults.contains($0.setting)) }
+        let missing = Self.serviceRoleDefaults.filter { wanted in
+            !current.contains { $0.database.isEmpty && $0.setting == wanted }
+        }
+        guard !planted.isEmpty || !missing.isEmpty else { return [] }
+
+        let quoted = Self.quoteIdentifier(role)
+        try session.execute("begin")
+        for database in Set(planted.map(\.database)) {
+            if database.isEmpty {
+                try session.execute("alter role \(quoted) reset all")
+            } else {
+                try session.execute("alter role \(quoted) in database \(Self.quoteIdentifier(database)) reset all")
+            }
+        }
+        for setting in Self.serviceRoleDefaults {
+            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            try session.execute("alter role \(quoted) set \(parts[0]) = \(parts[1])")
+        }
+        try session.execute("commit")
+        return planted.map { $0.database.isEmpty ? $0.setting : "\($0.setting) in database \($0.database)" }
+    }
+
+    /// Installs the keys `auth.jwt()` verifies with. Statement logging is switched off for this one
+    /// transaction first, so the secrets never reach the server log even under `log_statement = all`
+    /// or `log_min_duration_statement = 0` (all superuser-only settings, which migrate may set).
+    public func installSigningKeys(current: [UInt8], previous: [UInt8]?) throws(DatabaseError) {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        do throws(DatabaseError) {
+            try session.execute("begin")
+            try session.execute("""
+                set local log_statement = 'none';
+                set local log_min_duration_statement = -1;
+                set local log_min_duration_sample = -1;
+                set local log_parameter_max_length = 0;
+                set local log_parameter_max_length_on_error = 0;
+                set local log_min_error_statement = 'panic'
+                """)
+            try session.execute("select auth.install_signing_keys($1::bytea, $2::bytea)",
+                                [ByteaText.hex(current), previous.map(ByteaText.hex)])
+            try session.execute("commit")
+        } catch {
+            _ = try? session.execute("rollback")
+            throw error
+        }
+    }
+
+    /// Runs `auth.prune` and returns the counts it deleted: sessions, refresh tokens, users.
+    public func prune(olderThanSeconds seconds: Int) throws(DatabaseError) -> (sessions: Int, refreshTokens: Int, users: Int) {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        let row = try session.execute(
+            "select sessions, refresh_tokens, users from auth.prune(make_interval(secs => $1::double precision))",
+            [String(seconds)]).rows.first ?? []
+        let counts = row.map { $0.flatMap { Int($0) } ?? 0 }
+        guard counts.count == 3 else {
+            throw DatabaseError(code: .protocolViolation, message: "auth.prune returned \(row.count) columns, expected 3")
+        }
+        return (counts[0], counts[1], counts[2])
+    }
+
+    static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
