@@ -25,9 +25,9 @@ begin
     end if;
 
     delete from auth.spent_signup_challenges s
-    where s.challenge_hash operator(pg_catalog.=) any (array(
+    where s.challenge_hash = any (array(
         select x.challenge_hash from auth.spent_signup_challenges x
-        where x.expires_at operator(pg_catalog.<) pg_catalog.now() operator(pg_catalog.-) pg_catalog.make_interval(mins => 10)
+        where x.expires_at < pg_catalog.now() - pg_catalog.make_interval(mins => 10)
         order by x.expires_at
         limit 16
         for update skip locked));
