@@ -5,7 +5,8 @@ import AnonAuth
 extension PriceService {
     func signUpChallenge() -> HTTPResponse {
         guard let signUpChallenges else {
-            return APIError.auth(404, "signup_challenge_disabled",
+            // Supabase Auth's way of saying a feature is switched off (cf. email_provider_disabled).
+            return APIError.auth(422, "signup_challenge_disabled",
                                  "This server does not ask for a sign-up challenge").response
         }
         return .json(200, signUpChallenges.issue(now: now()).json, headers: [("Cache-Control", "no-store")])
