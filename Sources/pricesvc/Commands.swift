@@ -73,6 +73,10 @@ enum Commands {
         settings.requestsPerMinutePerIP = try configuration.int("rate-limit-per-minute")
         settings.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        settings.ipv6Prefix = try configuration.int("ipv6-prefix", min: 1)
+        guard settings.ipv6Prefix <= 128 else {
+            throw ConfigurationError(description: "--ipv6-prefix must be 1 to 128, got '\(settings.ipv6Prefix)'")
+        }
         settings.accessTokenLifetime = try configuration.int("access-token-ttl", min: 60)
         settings.signUpsPerHourPerIP = try configuration.int("signups-per-hour", min: 1)
         settings.signUpBurstPerIP = try configuration.int("signup-burst", min: 1)
@@ -94,6 +98,12 @@ enum Commands {
         if httpThreads > 0 { server.eventThreads = httpThreads }
         server.databaseWorkers = try configuration.int("database-workers", min: 1)
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
+
+        let signUpChallenges = try configuration.bool("signup-challenge")
+            ? SignUpChallenges(secret: secrets.current,
+                               maxNumber: try configuration.int("signup-challenge-max-number", min: 1),
+                               lifetimeSeconds: try configuration.int("signup-challenge-ttl", min: 1))
+            : nil
 
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
         var poolConfiguration = PoolConfiguration(
@@ -119,7 +129,8 @@ enum Commands {
             verifier: TokenVerifier(secrets: [secrets.current] + (secrets.previous.map { [$0] } ?? [])),
             clientKey: ClientKey(secret: secrets.current),
             refreshChain: RefreshTokenChain(secret: secrets.current),
-            readiness: Readiness(shipped: shipped))
+            readiness: Readiness(shipped: shipped),
+            signUpChallenges: signUpChallenges)
         let http = HTTPServer(configuration: server, service: service)
         try http.start()
         print("pricesvc listening on http://\(listen.host.contains(":") ? "[\(listen.host)]" : listen.host):\(http.boundPort)")

@@ -79,3 +79,52 @@ struct LimitsTests {
         #expect(!RequestBody(limit: 10, declaredLength: 10).isTooLarge)
     }
 }
+
+@Suite("Per-address limits group IPv6 clients by network")
+struct ClientNetworkTests {
+    @Test("an IPv6 address counts as its /64 by default, written canonically")
+    func fullAddressToSlash64() {
+        #expect(ClientNetwork.key(for: "2001:db8:1:2:3:4:5:6", ipv6Prefix: 64) == "2001:db8:1:2::/64")
+        #expect(ClientNetwork.key(for: "2001:0DB8:0001:0002::ffff", ipv6Prefix: 64) == "2001:db8:1:2::/64")
+        #expect(ClientNetwork.key(for: "2001:db8:1:3::1", ipv6Prefix: 64) == "2001:db8:1:3::/64")
+    }
+
+    @Test("other prefixes: /48 and /56 merge more, /128 is the address itself, odd lengths mask within a byte")
+    func otherPrefixes() {
+        #expect(ClientNetwork.key(for: "2001:db8:1:2:3:4:5:6", ipv6Prefix: 48) == "2001:db8:1::/48")
+        #expect(ClientNetwork.key(for: "2001:db8:1:2ff:3:4:5:6", ipv6Prefix: 56) == "2001:db8:1:200::/56")
+        #expect(ClientNetwork.key(for: "2001:db8:1:2:3:4:5:6", ipv6Prefix: 128) == "2001:db8:1:2:3:4:5:6/128")
+        #expect(ClientNetwork.key(for: "2001:db8:ffff::", ipv6Prefix: 36) == "2001:db8:f000::/36")
+        #expect(ClientNetwork.key(for: "ffff::1", ipv6Prefix: 1) == "8000::/1")
+    }
+
+    @Test("IPv4 stays one address; IPv4-mapped IPv6 is the IPv4 address")
+    func ipv4AndMapped() {
+        #expect(ClientNetwork.key(for: "203.0.113.5", ipv6Prefix: 64) == "203.0.113.5")
+        #expect(ClientNetwork.key(for: "::ffff:203.0.113.5", ipv6Prefix: 64) == "203.0.113.5")
+        #expect(ClientNetwork.key(for: "::FFFF:cb00:7105", ipv6Prefix: 48) == "203.0.113.5")
+        // Only the mapped form is IPv4; the deprecated compatible form is an ordinary IPv6 address.
+        #expect(ClientNetwork.key(for: "::203.0.113.5", ipv6Prefix: 64) == "::/64")
+    }
+
+    @Test(arguments: ["", "unknown", "203.0.113.5:443", "[2001:db8::1]", "2001:db8::1%eth0", "2001:db8::1/64",
+                      "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", " 1.2.3.4", "::ffff:1.2.3.4.5", "2001:db8:::1"])
+    func garbageIsNotAnAddress(_ text: String) {
+        #expect(ClientNetwork.key(for: text, ipv6Prefix: 64) == nil)
+    }
+
+    @Test("behind a trusted proxy two addresses in one /64 are one client; garbage counts as the proxy")
+    func resolvedThroughAProxy() {
+        let resolver = ClientAddress(trustedProxies: ["127.0.0.1"], ipv6Prefix: 64)
+        #expect(resolver.resolve(peer: "127.0.0.1", forwardedFor: "2001:db8:7:7::1")
+                    == resolver.resolve(peer: "127.0.0.1", forwardedFor: "2001:db8:7:7:ffff::2"))
+        #expect(resolver.resolve(peer: "127.0.0.1", forwardedFor: "2001:db8:7:8::1") == "2001:db8:7:8::/64")
+        #expect(resolver.resolve(peer: "127.0.0.1", forwardedFor: "::ffff:198.51.100.7") == "198.51.100.7")
+        #expect(resolver.resolve(peer: "127.0.0.1", forwardedFor: "not-an-address") == "127.0.0.1")
+        #expect(resolver.resolve(peer: "127.0.0.1", forwardedFor: "2001:db8::1, 198.51.100.7:80") == "127.0.0.1")
+        // The socket peer is grouped the same way, and an untrusted peer's header is still ignored.
+        #expect(resolver.resolve(peer: "2001:db8:9:9::5", forwardedFor: "1.2.3.4") == "2001:db8:9:9::/64")
+        let wide = ClientAddress(trustedProxies: [], ipv6Prefix: 48)
+        #expect(wide.resolve(peer: "2001:db8:9:9::5", forwardedFor: nil) == "2001:db8:9::/48")
+    }
+}

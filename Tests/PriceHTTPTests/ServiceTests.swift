@@ -36,14 +36,15 @@ struct ServiceFixture {
     let now = 1_800_000_000
 
     init(settings: ServiceSettings = { var s = ServiceSettings(); s.accessLog = false; return s }(),
-         database: RecordingDatabase = RecordingDatabase()) {
+         database: RecordingDatabase = RecordingDatabase(), signUpChallenges: SignUpChallenges? = nil) {
         self.database = database
         let fixedNow = Double(now)
         service = PriceService(settings: settings, database: database, issuer: issuer,
                                verifier: TokenVerifier(secrets: [ServiceFixture.secret]),
                                clientKey: ClientKey(secret: ServiceFixture.secret),
                                refreshChain: RefreshTokenChain(secret: ServiceFixture.secret),
-                               readiness: Readiness(shipped: []), clock: { fixedNow })
+                               readiness: Readiness(shipped: []), signUpChallenges: signUpChallenges,
+                               clock: { fixedNow })
     }
 
     var anonKey: String { issuer.anonKey() }

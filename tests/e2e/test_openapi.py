@@ -15,7 +15,7 @@ EXPECTED_SURFACE = {
     ("/rest/v1/rpc/price_median", "post"), ("/rest/v1/rpc/price_median", "get"),
     ("/rest/v1/rpc/price_medians", "post"), ("/rest/v1/rpc/price_medians", "get"),
     ("/auth/v1/signup", "post"), ("/auth/v1/token", "post"), ("/auth/v1/logout", "post"),
-    ("/auth/v1/user", "get"),
+    ("/auth/v1/user", "get"), ("/auth/v1/challenge", "get"),
     ("/healthz", "get"), ("/readyz", "get"), ("/metrics", "get"),
 }
 

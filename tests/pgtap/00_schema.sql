@@ -33,7 +33,8 @@ select trigger_is('public', 'price_reports', 'price_reports_admit', 'private', '
 select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price_reports_client_report_id_key',
                    'price_reports_reporter_recent_idx', 'price_reports_median_idx']);
 
-select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets']);
+select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
+                          'spent_signup_challenges']);
 
 -- Settings live in one place.
 select results_eq(
@@ -48,6 +49,7 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
           array['auth.get_user(uuid,uuid)', 'auth.install_signing_keys(bytea,bytea)', 'auth.jwt()', 'auth.prune(interval)',
                 'auth.refresh_session(bytea,bytea,bytea,integer,integer,integer)',
                 'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
+                'auth.spend_signup_challenge(bytea,timestamp with time zone)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'pricesvc_meta.applied_migrations()',
                 'private.admit_price_report()'],

@@ -8,19 +8,32 @@ import PriceJSON
 /// detection) is decided by the auth functions in the database.
 extension PriceService {
     func signUp(_ request: HTTPRequest) -> HTTPResponse {
-        let metadata: String
-        switch Self.signUpMetadata(request.body, maxBytes: settings.userMetadataMaxBytes) {
-        case .success(let text): metadata = text
+        let form: SignUpForm
+        switch Self.signUpForm(request.body, maxBytes: settings.userMetadataMaxBytes) {
+        case .success(let parsed): form = parsed
         case .failure(let error): return error.response
+        }
+        let metadata = form.metadata
+        // With challenges on, the solution is spent in the sign-up's own transaction (first, so a
+        // replay costs no rate-limit token): a refused sign-up spends nothing.
+        var queries: [Query] = []
+        if let signUpChallenges {
+            switch signUpChallenges.verify(payload: form.captchaToken, now: now()) {
+            case .success(let spent):
+                queries.append(.prepared(Statements.spendSignUpChallenge,
+                                         [ByteaText.hex(spent.digest), String(spent.expiresAt)]))
+            case .failure(let error):
+                return APIError.captchaFailed(error.message).response
+            }
         }
         let refresh = RefreshToken.generate()
         let ipKey = clientKey.key(forIP: request.clientIP)
-        let query = Query.prepared(Statements.signUp, [
+        queries.append(.prepared(Statements.signUp, [
             ByteaText.hex(ipKey), metadata, ByteaText.hex(refresh.hash),
             String(settings.signUpsPerHourPerIP), String(settings.signUpBurstPerIP),
-        ])
+        ]))
         do {
-            let row = try database.run([query]).last?.rows.first
+            let row = try database.run(queries).last?.rows.first
             guard let row, row.count == 4, let userID = row[0], let sessionID = row[1],
                   let created = row[2], let updated = row[3] else {
                 return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
@@ -145,17 +158,31 @@ extension PriceService {
             return .auth(403, error.message == "user not found" ? "user_not_found" : "session_not_found",
                          error.message == "user not found" ? "User from the access token no longer exists"
                                                            : "Session from the access token no longer exists")
+        case "PA010":
+            return .captchaFailed("challenge already used: fetch a new one")
         default:
             return .auth(500, "unexpected_failure", "Internal error")
         }
     }
 
+    /// What a sign-up body carries: user_metadata, and the captcha token the Supabase SDKs send.
+    struct SignUpForm: Equatable {
+        var metadata: String
+        /// `gotrue_meta_security.captcha_token`; looked at only when sign-up challenges are on.
+        var captchaToken: String?
+    }
+
     /// The `data` object of a sign-up body becomes user_metadata; email or phone sign-ups are refused.
-    static func signUpMetadata(_ body: [UInt8], maxBytes: Int) -> Result<String, APIError> {
-        if body.isEmpty { return .success("{}") }
+    static func signUpForm(_ body: [UInt8], maxBytes: Int) -> Result<SignUpForm, APIError> {
+        if body.isEmpty { return .success(SignUpForm(metadata: "{}")) }
         guard case .success(let document) = JSONBody.parse(body), document.objectValue != nil else {
             return .failure(.auth(400, "bad_json", "Body must be a JSON object"))
         }
+        let captchaToken = document["gotrue_meta_security"]?["captcha_token"]?.stringValue
+        return signUpMetadata(document, maxBytes: maxBytes).map { SignUpForm(metadata: $0, captchaToken: captchaToken) }
+    }
+
+    private static func signUpMetadata(_ document: JSONValue, maxBytes: Int) -> Result<String, APIError> {
         for field in ["email", "phone"] {
             if let value = document[field], !value.isNull, value.stringValue != "" {
                 return .failure(.auth(422, "\(field)_provider_disabled",

@@ -55,6 +55,11 @@ extension APIError {
         APIError(status: status, code: errorCode, message: message, retryAfter: retryAfter, shape: .auth)
     }
 
+    /// Supabase Auth's answer to a refused captcha, here a sign-up challenge solution.
+    static func captchaFailed(_ reason: String) -> APIError {
+        .auth(400, "captcha_failed", "captcha protection: request disallowed (\(reason))")
+    }
+
     static func rateLimited(retryAfter: Int, shape: Shape = .postgrest) -> APIError {
         switch shape {
         case .postgrest:

@@ -149,10 +149,22 @@ public enum OpenAPIDocument {
     "/auth/v1/signup": {
       "post": {
         "summary": "Anonymous sign-in: a new user and session (no email, no phone)",
-        "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"data": {"type": "object"}}}}}},
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"data": {"type": "object"},
+                        "gotrue_meta_security": {"type": "object", "properties": {"captcha_token": {"type": "string", "description": "Solved /auth/v1/challenge (ALTCHA payload, base64 JSON); required only when sign-up challenges are on"}}}}}}}},
         "responses": {"200": {"description": "Session", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
+                      "400": {"description": "captcha_failed: the challenge solution is missing, wrong, expired or already used", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthError"}}}},
                       "422": {"description": "Email or phone sign-up is not offered", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthError"}}}},
                       "429": {"description": "Sign-up limit for this address; see Retry-After"}}
+      }
+    },
+    "/auth/v1/challenge": {
+      "get": {
+        "summary": "A proof-of-work challenge (ALTCHA format) to solve before sign-up, when the server asks for one",
+        "responses": {"200": {"description": "Challenge", "content": {"application/json": {"schema": {"type": "object",
+                        "required": ["algorithm", "challenge", "maxnumber", "salt", "signature"],
+                        "properties": {"algorithm": {"type": "string", "enum": ["SHA-256"]}, "challenge": {"type": "string"}, "maxnumber": {"type": "integer"},
+                                       "salt": {"type": "string"}, "signature": {"type": "string"}}}}}},
+                      "422": {"description": "Sign-up challenges are off (signup_challenge_disabled)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthError"}}}}}
       }
     },
     "/auth/v1/token": {

@@ -66,6 +66,12 @@ public enum Statements {
         from auth.sign_up_anonymous($1::bytea, $2::jsonb, $3::bytea, $4::integer, $5::integer) s
         """)
 
+    /// Sent before `signUp` in the same pipeline (one transaction) when sign-up challenges are on:
+    /// PA010 when the solution was already used, and then no user is created.
+    static let spendSignUpChallenge = PreparedStatement(name: "pricesvc_spend_signup_challenge", sql: """
+        select auth.spend_signup_challenge($1::bytea, pg_catalog.to_timestamp($2::double precision))
+        """)
+
     static let refresh = PreparedStatement(name: "pricesvc_refresh", sql: """
         select r.status, r.user_id::text, r.session_id::text, pg_catalog.to_json(r.created_at)::text,
                pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text, r.generations::text,
@@ -90,5 +96,7 @@ public enum Statements {
     public static let all: [PreparedStatement] = [
         identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medians, mediansOfKind,
         signUp, refresh, signOut, user, appliedMigrations,
+        // Last: on a database without migration 0006 it fails to prepare, and only it is then retried on use.
+        spendSignUpChallenge,
     ]
 }

@@ -10,6 +10,8 @@ public enum Route: Sendable, Equatable {
     case rpc(String)
     case unknownTable(String)
     case signUp
+    /// A proof-of-work challenge to solve before sign-up (when the deployment asks for one).
+    case signUpChallenge
     case token
     case logout
     case user
@@ -27,6 +29,7 @@ public enum Route: Sendable, Equatable {
         case .rpc(let name): return RPCFunction(rawValue: name) != nil ? "/rest/v1/rpc/\(name)" : "/rest/v1/rpc/*"
         case .unknownTable: return "/rest/v1/*"
         case .signUp: return "/auth/v1/signup"
+        case .signUpChallenge: return "/auth/v1/challenge"
         case .token: return "/auth/v1/token"
         case .logout: return "/auth/v1/logout"
         case .user: return "/auth/v1/user"
@@ -38,7 +41,7 @@ public enum Route: Sendable, Equatable {
     /// Every label `label` can return, in the order /metrics lists them.
     public static let allLabels: [String] = {
         let routes: [Route] = [.health, .ready, .metrics, .openAPI, .submitReports, .rpc("price_median"),
-                               .rpc("price_medians"), .rpc("*"), .unknownTable(""), .signUp, .token, .logout,
+                               .rpc("price_medians"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
                                .user, .notFound]
         return routes.map(\.label)
     }()
@@ -54,14 +57,15 @@ public enum Route: Sendable, Equatable {
     /// Routes answered without PostgreSQL run on the event loop; the others on a database worker.
     public var needsDatabase: Bool {
         switch self {
-        case .health, .metrics, .openAPI, .reportsDenied, .unknownTable, .notFound, .methodNotAllowed: return false
+        case .health, .metrics, .openAPI, .reportsDenied, .unknownTable, .signUpChallenge, .notFound, .methodNotAllowed:
+            return false
         default: return true
         }
     }
 
     public var isAuthRoute: Bool {
         switch self {
-        case .signUp, .token, .logout, .user: return true
+        case .signUp, .signUpChallenge, .token, .logout, .user: return true
         default: return false
         }
     }
@@ -89,6 +93,7 @@ public enum Router {
             default: return .methodNotAllowed
             }
         case "/auth/v1/signup": return method == "POST" ? .signUp : .methodNotAllowed
+        case "/auth/v1/challenge": return method == "GET" ? .signUpChallenge : .methodNotAllowed
         case "/auth/v1/token": return method == "POST" ? .token : .methodNotAllowed
         case "/auth/v1/logout": return method == "POST" ? .logout : .methodNotAllowed
         case "/auth/v1/user": return method == "GET" ? .user : .methodNotAllowed

@@ -16,6 +16,8 @@ public final class PriceService: Sendable {
     let verifier: TokenVerifier
     let clientKey: ClientKey
     let refreshChain: RefreshTokenChain
+    /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
+    let signUpChallenges: SignUpChallenges?
     let rateLimiter: RateLimiter
     let clientAddress: ClientAddress
     public let metrics: Metrics
@@ -24,7 +26,8 @@ public final class PriceService: Sendable {
     let clock: @Sendable () -> Double
 
     public init(settings: ServiceSettings, database: any QueryRunner, issuer: TokenIssuer, verifier: TokenVerifier,
-                clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness, metrics: Metrics = Metrics(),
+                clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
+                signUpChallenges: SignUpChallenges? = nil, metrics: Metrics = Metrics(),
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.settings = settings
         self.database = database
@@ -33,15 +36,17 @@ public final class PriceService: Sendable {
         self.verifier = verifier
         self.clientKey = clientKey
         self.refreshChain = refreshChain
+        self.signUpChallenges = signUpChallenges
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
-        self.clientAddress = ClientAddress(trustedProxies: settings.trustedProxies)
+        self.clientAddress = ClientAddress(trustedProxies: settings.trustedProxies, ipv6Prefix: settings.ipv6Prefix)
         self.metrics = metrics
         self.log = AccessLog(enabled: settings.accessLog)
         self.readiness = readiness
         self.clock = clock
     }
 
-    /// The address limits are keyed by, given the socket peer and the request's headers.
+    /// The address limits are keyed by, given the socket peer and the request's headers: an IPv4
+    /// address, or an IPv6 client's network at the configured prefix (see `ClientNetwork`).
     public func clientIP(peer: String, forwardedFor: String?) -> String {
         clientAddress.resolve(peer: peer, forwardedFor: forwardedFor)
     }
@@ -147,6 +152,8 @@ public final class PriceService: Sendable {
                             hint: "The only table is price_reports (insert only)").response
         case .signUp:
             return signUp(request)
+        case .signUpChallenge:
+            return signUpChallenge()
         case .token:
             return refresh(request)
         case .logout:

@@ -3,6 +3,8 @@
 public struct ServiceSettings: Sendable {
     public var requestsPerMinutePerIP = 120
     public var trustedProxies: Set<String> = []
+    /// IPv6 clients are limited per network of this prefix length: one host usually holds a whole /64.
+    public var ipv6Prefix = 64
     public var accessTokenLifetime = 3600
     public var signUpsPerHourPerIP = 30
     public var signUpBurstPerIP = 30

@@ -1,0 +1,14 @@
+import AnonAuth
+
+/// `GET /auth/v1/challenge`: a signed, expiring ALTCHA challenge. Stateless, so it is answered on the
+/// event loop; the solution comes back in the sign-up body's `gotrue_meta_security.captcha_token`.
+extension PriceService {
+    func signUpChallenge() -> HTTPResponse {
+        guard let signUpChallenges else {
+            // Supabase Auth's way of saying a feature is switched off (cf. email_provider_disabled).
+            return APIError.auth(422, "signup_challenge_disabled",
+                                 "This server does not ask for a sign-up challenge").response
+        }
+        return .json(200, signUpChallenges.issue(now: now()).json, headers: [("Cache-Control", "no-store")])
+    }
+}

@@ -1,0 +1,99 @@
+import AnonAuth
+import Foundation
+import PriceDB
+import PriceJSON
+import Testing
+@testable import PriceHTTP
+
+@Suite("Sign-up challenges on the HTTP surface, without a database")
+struct SignUpChallengeServiceTests {
+    static let challenges = SignUpChallenges(secret: ServiceFixture.secret, maxNumber: 50, lifetimeSeconds: 300)
+
+    static let signedUp: @Sendable ([Query]) throws(DatabaseError) -> [QueryResult] = { queries in
+        queries.map { _ in QueryResult() } .dropLast() + [QueryResult(rows: [[
+            "a11ce000-0000-4000-8000-000000000001", "5e551000-0000-4000-8000-000000000001",
+            "\"2026-01-01T00:00:00+00:00\"", "\"2026-01-01T00:00:00+00:00\"",
+        ]])]
+    }
+
+    func solvedToken(_ fixture: ServiceFixture) throws -> String {
+        let response = fixture.service.handle(fixture.request("GET", "/auth/v1/challenge"))
+        #expect(response.status == 200)
+        #expect(response.header("Cache-Control") == "no-store")
+        let challenge = try JSONValue.parse(response.body, maxBytes: 4096)
+        let salt = try #require(challenge["salt"]?.stringValue)
+        let hash = try #require(challenge["challenge"]?.stringValue)
+        #expect(challenge["algorithm"] == "SHA-256" && challenge["maxnumber"] == 50)
+        let number = try #require((0...50).first { n in
+            sha256(salt + String(n)).map { String(format: "%02x", $0) }.joined() == hash
+        })
+        let payload = #"{"algorithm":"SHA-256","challenge":"\#(hash)","number":\#(number),"salt":"\#(salt)","#
+            + #""signature":"\#(try #require(challenge["signature"]?.stringValue))"}"#
+        return Data(payload.utf8).base64EncodedString()
+    }
+
+    func signUpBody(token: String?) -> String {
+        #"{"data":{},"gotrue_meta_security":{"captcha_token":\#(token.map { "\"\($0)\"" } ?? "null")}}"#
+    }
+
+    @Test("the challenge route needs no database, and is answered only when challenges are on")
+    func challengeRoute() {
+        #expect(Router.route(method: "GET", path: "/auth/v1/challenge") == .signUpChallenge)
+        #expect(!Route.signUpChallenge.needsDatabase && Route.signUpChallenge.isAuthRoute)
+        #expect(Router.route(method: "POST", path: "/auth/v1/challenge") == .methodNotAllowed)
+        let off = ServiceFixture()
+        let response = off.service.handle(off.request("GET", "/auth/v1/challenge"))
+        #expect(response.status == 422)
+        var noKey = off.request("GET", "/auth/v1/challenge")
+        noKey.headers["apikey"] = nil
+        #expect(ServiceFixture(signUpChallenges: Self.challenges).service.handle(noKey).status == 401)
+    }
+
+    @Test("a solved challenge is spent in the same batch as the sign-up, before it")
+    func spentInTheSignUpBatch() throws {
+        let fixture = ServiceFixture(database: RecordingDatabase(answer: Self.signedUp), signUpChallenges: Self.challenges)
+        let token = try solvedToken(fixture)
+        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: token)))
+        #expect(response.status == 200)
+        let batch = try #require(fixture.database.batches.first)
+        #expect(fixture.database.batches.count == 1)
+        #expect(batch.map(statementName) == ["pricesvc_spend_signup_challenge", "pricesvc_sign_up"])
+        let spent = try Self.challenges.verify(payload: token, now: fixture.now).get()
+        #expect(parameters(batch[0]) == [ByteaText.hex(spent.digest), String(fixture.now + 300)])
+    }
+
+    @Test("a missing, malformed or wrong solution is 400 captcha_failed and never reaches the database")
+    func refusedBeforeTheDatabase() throws {
+        let fixture = ServiceFixture(signUpChallenges: Self.challenges)
+        for body in [signUpBody(token: nil), signUpBody(token: "bm90IGpzb24="), #"{"data":{}}"#, ""] {
+            let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup", body: body))
+            #expect(response.status == 400)
+            let error = try JSONValue.parse(response.body, maxBytes: 4096)
+            #expect(error["error_code"] == "captcha_failed")
+            #expect(error["msg"]?.stringValue?.hasPrefix("captcha protection: request disallowed") == true)
+        }
+        #expect(fixture.database.batches.isEmpty)
+    }
+
+    @Test("a solution the database has seen (PA010) is 400 captcha_failed")
+    func alreadyUsed() throws {
+        let database = RecordingDatabase { _ throws(DatabaseError) in
+            throw DatabaseError(code: .server, sqlState: "PA010", message: "sign-up challenge already used")
+        }
+        let fixture = ServiceFixture(database: database, signUpChallenges: Self.challenges)
+        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup",
+                                                              body: signUpBody(token: try solvedToken(fixture))))
+        #expect(response.status == 400)
+        let error = try JSONValue.parse(response.body, maxBytes: 4096)
+        #expect(error["error_code"] == "captcha_failed")
+        #expect(error["msg"]?.stringValue?.contains("already used") == true)
+    }
+
+    @Test("with challenges off, a captcha_token is ignored and sign-up is one statement")
+    func offIgnoresTheToken() throws {
+        let fixture = ServiceFixture(database: RecordingDatabase(answer: Self.signedUp))
+        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: "junk")))
+        #expect(response.status == 200)
+        #expect(fixture.database.batches.map { $0.map(statementName) } == [["pricesvc_sign_up"]])
+    }
+}
