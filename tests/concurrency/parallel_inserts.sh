@@ -19,7 +19,6 @@ else
     service_url="$owner_url?user=authenticator"
 fi
 CLIENTS=50
-LOCK_KEY=774411
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -51,39 +50,45 @@ SQL
 
 cleanup() {
     owner -v reporter="$reporter" <<<"delete from public.price_reports where reporter_id = :'reporter'; delete from auth.users where id = :'reporter'" >/dev/null
+    owner -c "drop table if exists public.concurrency_gate" >/dev/null
     [ "$temporary_key" = t ] && owner -c "delete from auth.signing_keys" >/dev/null
 }
 
-# The gate: the owner holds an exclusive advisory lock until all clients are connected and queued on it.
+# The gate: the owner holds an exclusive lock on a one-off table until all clients are connected and
+# queued on it. (Not an advisory lock: only the owner may take those, and the clients are authenticator.)
+owner -c "create table public.concurrency_gate (); grant select on public.concurrency_gate to authenticator" ||
+    { echo "Bail out! cannot create the gate table"; exit 1; }
 # psql variables are not visible inside DO bodies; the gate gets its numbers as settings.
-GATE_LOCKED="$work/locked" PGOPTIONS="-c gate.key=$LOCK_KEY -c gate.clients=$CLIENTS" \
-    owner -v key=$LOCK_KEY >"$work/gate.out" 2>&1 <<'SQL' &
-select pg_advisory_lock(:key);
+GATE_LOCKED="$work/locked" PGOPTIONS="-c gate.clients=$CLIENTS" \
+    owner >"$work/gate.out" 2>&1 <<'SQL' &
+begin;
+lock table public.concurrency_gate in access exclusive mode;
 \! touch "$GATE_LOCKED"
 do $$
 declare
     deadline timestamptz := clock_timestamp() + interval '60 seconds';
 begin
-    while (select count(*) from pg_locks where locktype = 'advisory' and not granted
-           and classid = 0 and objid = current_setting('gate.key')::int) < current_setting('gate.clients')::int loop
+    while (select count(*) from pg_locks where locktype = 'relation' and not granted
+           and relation = 'public.concurrency_gate'::regclass) < current_setting('gate.clients')::int loop
         if clock_timestamp() > deadline then
-            raise exception 'only % clients arrived', (select count(*) from pg_locks where locktype = 'advisory' and not granted);
+            raise exception 'only % clients arrived', (select count(*) from pg_locks where locktype = 'relation'
+                                                       and not granted and relation = 'public.concurrency_gate'::regclass);
         end if;
         perform pg_sleep(0.02);
     end loop;
 end
 $$;
-select pg_advisory_unlock(:key);
+commit;
 SQL
 gate=$!
 # Clients start only once the gate is closed, so none slips through early.
 for _ in $(seq 1 500); do [ -e "$work/locked" ] && break; sleep 0.01; done
 
 for i in $(seq 1 $CLIENTS); do
-    psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -v key=$LOCK_KEY -v token="$token" -v i="$i" \
+    psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -v token="$token" -v i="$i" \
         "$service_url" >"$work/$i.out" 2>"$work/$i.err" <<'SQL' &
 \set VERBOSITY verbose
-select pg_advisory_lock_shared(:key), pg_advisory_unlock_shared(:key);
+select count(*) from public.concurrency_gate;
 begin;
 select set_config('role', 'authenticated', true), set_config('request.jwt', :'token', true);
 insert into public.price_reports (location_id, rate_kind, price_cents) values ('concurrency:garage-' || :i, 'hourly', 100 + :i);
