@@ -146,6 +146,11 @@ if [ "$(psql_su -tAc "select count(*) from bench.seeded where what = '$marker'")
     -v marker="$marker" -f bench/seed.sql >/dev/null
 fi
 seeded=$(psql_su -tAc "select count(*) from public.price_reports where location_id like 'bench:loc-%'")
+# Seeded reporters are months old, like the reports they made: only identities older than a day count
+# toward medians. (Also ages the reporters of clusters seeded before that rule.)
+psql_su -c "update auth.users set created_at = now() - interval '200 days'
+            where created_at > now() - interval '200 days'
+              and id = any (array(select md5('bench-seed-' || g)::uuid from generate_series(1, $SEED_REPORTERS) g))" >/dev/null
 
 # Fresh reporters for this run: the cap is 10 per reporter per sliding hour, so reporters of an
 # earlier run (less than an hour ago) must not be reused.
@@ -154,8 +159,9 @@ note "minting $REPORTERS reporters per submission side"
 python3 bench/tokens.py "$secret_file" "$run_id" "$REPORTERS" "$state/run"
 psql_su >/dev/null <<SQL
 truncate bench.tokens;
-\copy bench.tokens (run_id, side, idx, uid, token) from '$state/run/reporters.tsv'
+\copy bench.tokens (run_id, side, idx, uid, sid, token) from '$state/run/reporters.tsv'
 select bench.ensure_users(array(select uid from bench.tokens));
+insert into auth.sessions (id, user_id) select sid, uid from bench.tokens on conflict do nothing;
 analyze bench.tokens;
 SQL
 python3 bench/pgbench_scripts.py "$STATEMENTS" "$state/run"
@@ -339,6 +345,14 @@ for round in $(seq "$ROUNDS"); do
        -D body='"'"'[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234,"currency":"USD"}]'"'"'; save submit ref'
 done
 http_rows=$(reports_of http); http_max=$(reporters_max_use http)
+
+note "5. the live-session check in auth.jwt(), timed inside PostgreSQL (20 000 calls each)"
+read -r verify_us lookup_us < <(psql_su -tA -F ' ' -c "select round(verify_us::numeric, 2), round(lookup_us::numeric, 2)
+                                                     from bench.session_check_cost('$reader', 20000)")
+session_share=$(awk -v l="$lookup_us" -v v="$verify_us" 'BEGIN { printf "%.0f", (v > 0) ? 100 * l / v : 0 }')
+# A one-row submission verifies its token 4 times (identity statement, reporter_id default, trigger,
+# RLS policy); a median call once.
+session_per_submit=$(awk -v l="$lookup_us" 'BEGIN { printf "%.3f", 4 * l / 1000 }')
 pg_rows=$(reports_of pg); pg_max=$(reporters_max_use pg)
 
 note "4. peak RSS under $RSS_CONNS connections (${RSS_SECS}s, healthz + medians)"
@@ -393,6 +407,7 @@ details
   submissions, pricesvc:            ${T[submit.app.ok]} × 201, statuses ${T[submit.app.statuses]}, socket errors ${T[submit.app.err]}; rows in the table ${http_rows}; max reports per reporter $http_max (cap 10)
   submissions, pgbench:             ${T[submit.ref.ok]} transactions, ${T[submit.ref.bad]} failed; rows in the table ${pg_rows}; max reports per reporter $pg_max (cap 10)
   non-2xx / socket errors:          healthz ${T[health.app.bad]}/${T[health.app.err]}, nginx ${T[health.ref.bad]}/${T[health.ref.err]}, medians ${T[medians.app.bad]}/${T[medians.app.err]} (statuses ${T[medians.app.statuses]:-none})
+  live-session check:               $lookup_us µs per lookup of $verify_us µs per token verification ($session_share%); a one-row submission verifies 4 times: $session_per_submit ms of PostgreSQL time per submission (vs ${T[submit.app.pg]} ms CPU in all)
   price_medians probe (1 request):  $probe_medians; pricesvc statement timeout ${PRICESVC_STATEMENT_TIMEOUT_MS:-5000} ms, pgbench none
   $RSS_CONNS connections:              ${T[rss.app.rate]} ok req/s, ${T[rss.app.bad]} non-2xx ($( [ -n "${T[rss.app.statuses]}" ] && echo "${T[rss.app.statuses]}" || echo "statuses not counted")), ${T[rss.app.err]} socket errors; peak threads $threads_peak; VmHWM $hwm_mb MB (before: $(mb "$hwm_before") MB), VmRSS after $(mb "$rss_now") MB
 EOF

@@ -6,9 +6,12 @@ create table if not exists bench.tokens (
     side text not null,
     idx integer not null,
     uid uuid not null,
+    sid uuid,
     token text not null,
     primary key (side, idx)
 );
+-- Tokens carry a session id, and the database accepts only tokens of live sessions.
+alter table bench.tokens add column if not exists sid uuid;
 create table if not exists bench.seeded (what text primary key, at timestamptz not null default now());
 grant usage on schema bench to authenticator;
 grant select on bench.tokens to authenticator;
@@ -40,4 +43,33 @@ begin
         using ids;
     get diagnostics added = row_count;
     return added;
+end $$;
+
+-- What the live-session check inside auth.jwt() costs: microseconds per full token verification
+-- (signature, claims and the session lookup) and per session lookup alone, timed inside one backend so
+-- the network and the client do not blur them.
+create or replace function bench.session_check_cost(token text, calls integer)
+returns table(verify_us double precision, lookup_us double precision)
+language plpgsql as $$
+declare
+    started timestamptz;
+    the_session uuid;
+    the_user uuid;
+    live boolean;
+begin
+    perform set_config('request.jwt', token, true);
+    the_user := (auth.jwt() ->> 'sub')::uuid;
+    the_session := (auth.jwt() ->> 'session_id')::uuid;
+    started := clock_timestamp();
+    for i in 1..calls loop
+        perform auth.jwt();
+    end loop;
+    verify_us := extract(epoch from clock_timestamp() - started) * 1e6 / calls;
+    started := clock_timestamp();
+    for i in 1..calls loop
+        live := exists (select from auth.sessions s
+                        where s.id = the_session and s.user_id = the_user and s.revoked_at is null);
+    end loop;
+    lookup_us := extract(epoch from clock_timestamp() - started) * 1e6 / calls;
+    return next;
 end $$;

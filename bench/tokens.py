@@ -5,7 +5,8 @@
 
 Writes, for the two sides of the submission benchmark (http = wrk through pricesvc, pg = pgbench):
   OUT_DIR/tokens-http.txt   one compact JWT per line (read by bench/submit.lua)
-  OUT_DIR/reporters.tsv     side, idx, user uuid, token  (COPY'd into bench.tokens)
+  OUT_DIR/reporters.tsv     side, idx, user uuid, session uuid, token  (COPY'd into bench.tokens; run.sh
+                            creates the sessions, since the database accepts only tokens of live sessions)
   OUT_DIR/reader.txt        one token for the median readers (any authenticated user)
 Claims: sub, role, aud "authenticated", iat, exp, iss "pricesvc", session_id, is_anonymous true.
 HS256 with the secret file's bytes (one trailing newline dropped), like `pricesvc migrate` installs it.
@@ -33,10 +34,10 @@ def main() -> None:
     now = int(time.time())
     header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
 
-    def mint(sub: str) -> str:
+    def mint(sub: str, session: str) -> str:
         claims = {
             "sub": sub, "role": "authenticated", "aud": "authenticated", "iat": now, "exp": now + 3 * 3600,
-            "iss": "pricesvc", "session_id": str(uuid.uuid4()), "is_anonymous": True,
+            "iss": "pricesvc", "session_id": session, "is_anonymous": True,
         }
         signing_input = header + "." + b64url(json.dumps(claims, separators=(",", ":")).encode())
         signature = hmac.new(secret, signing_input.encode("ascii"), hashlib.sha256).digest()
@@ -47,14 +48,14 @@ def main() -> None:
          open(os.path.join(out_dir, "tokens-http.txt"), "w") as http:
         for side in ("http", "pg"):
             for index in range(1, count + 1):
-                sub = str(uuid.uuid4())
-                token = mint(sub)
-                rows.write(f"{run_id}\t{side}\t{index}\t{sub}\t{token}\n")
+                sub, session = str(uuid.uuid4()), str(uuid.uuid4())
+                token = mint(sub, session)
+                rows.write(f"{run_id}\t{side}\t{index}\t{sub}\t{session}\t{token}\n")
                 if side == "http":
                     http.write(token + "\n")
-        reader = str(uuid.uuid4())
-        reader_token = mint(reader)
-        rows.write(f"{run_id}\treader\t1\t{reader}\t{reader_token}\n")
+        reader, reader_session = str(uuid.uuid4()), str(uuid.uuid4())
+        reader_token = mint(reader, reader_session)
+        rows.write(f"{run_id}\treader\t1\t{reader}\t{reader_session}\t{reader_token}\n")
     with open(os.path.join(out_dir, "reader.txt"), "w") as handle:
         handle.write(reader_token + "\n")
 
