@@ -1,3 +1,5 @@
+import PriceCrypto
+
 /// Turns a client IP into the key the database rate-limits on.
 ///
 /// HMAC under the service secret rather than a plain hash: the IPv4 space is small enough to hash

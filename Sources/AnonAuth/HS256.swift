@@ -1,4 +1,5 @@
 import PriceJSON
+import PriceCrypto
 
 /// JWS compact serialization with HMAC-SHA256 (RFC 7515), the only algorithm pricesvc signs or accepts.
 ///

@@ -1,3 +1,5 @@
+import PriceCrypto
+
 /// Opaque refresh tokens: 32 bytes from the CSPRNG, base64url (43 characters).
 ///
 /// Only `hash` is stored. A leaked table of hashes cannot be turned back into tokens, and because the

@@ -1,3 +1,5 @@
+import PriceCrypto
+
 /// A session's refresh tokens form a chain: each token's successor is derived from the token itself,
 /// `child = base64url(HMAC-SHA256(key, token))`, under a key derived from the service secret.
 ///

@@ -1,4 +1,5 @@
 import PriceJSON
+import PriceCrypto
 
 /// A proof-of-work challenge for anonymous sign-up, in ALTCHA's challenge format (the "v1" format:
 /// `challenge = SHA-256(salt + number)`, `signature = HMAC-SHA256(key, challenge)`, both lower-case hex).
@@ -23,9 +24,15 @@ public struct SignUpChallenge: Sendable, Equatable {
 
     /// The body of `GET /auth/v1/challenge`: the JSON an ALTCHA widget or library reads.
     public var json: String {
-        "{\"algorithm\":\(JSONString.quoted(Self.algorithm)),\"challenge\":\(JSONString.quoted(challenge)),"
-            + "\"maxnumber\":\(maxNumber),\"salt\":\(JSONString.quoted(salt)),"
-            + "\"signature\":\(JSONString.quoted(signature))}"
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("algorithm"); writer.string(Self.algorithm)
+        writer.key("challenge"); writer.string(challenge)
+        writer.key("maxnumber"); writer.number(maxNumber)
+        writer.key("salt"); writer.string(salt)
+        writer.key("signature"); writer.string(signature)
+        writer.endObject()
+        return writer.text
     }
 }
 
@@ -117,15 +124,15 @@ public struct SignUpChallenges: Sendable {
     public func issue(now: Int) -> SignUpChallenge {
         // SystemRandomNumberGenerator reads getrandom(2) on Linux: the number must be unpredictable,
         // or a client could skip the work.
-        issue(now: now, nonce: hexString(secureRandomBytes(count: 12)), number: Int.random(in: 0...maxNumber))
+        issue(now: now, nonce: hex(secureRandomBytes(count: 12)), number: Int.random(in: 0...maxNumber))
     }
 
     /// A challenge with a chosen nonce and number (tests).
     public func issue(now: Int, nonce: String, number: Int) -> SignUpChallenge {
         let salt = nonce + "?expires=\(now + lifetimeSeconds)&"
-        let challenge = hexString(sha256(salt + String(number)))
+        let challenge = hex(sha256(salt + String(number)))
         return SignUpChallenge(challenge: challenge, maxNumber: maxNumber, salt: salt,
-                               signature: hexString(hmacSHA256(key: key, message: Array(challenge.utf8))))
+                               signature: hex(hmacSHA256(key: key, message: Array(challenge.utf8))))
     }
 
     /// Checks a solution payload (base64 of `{"algorithm","challenge","number","salt","signature"}`, as
@@ -141,7 +148,7 @@ public struct SignUpChallenges: Sendable {
         else { return .failure(.malformed) }
         guard algorithm == SignUpChallenge.algorithm else { return .failure(.unsupportedAlgorithm) }
 
-        let expectedSignature = hexString(hmacSHA256(key: key, message: Array(challenge.utf8)))
+        let expectedSignature = hex(hmacSHA256(key: key, message: Array(challenge.utf8)))
         guard constantTimeEqual(Array(signature.utf8), Array(expectedSignature.utf8)) else {
             return .failure(.badSignature)
         }
@@ -149,7 +156,7 @@ public struct SignUpChallenges: Sendable {
         // salt (and so the expiry in it) is the one this service issued. ALTCHA appends the "&" that
         // keeps a number from being spliced into the salt's last parameter when a client dropped it.
         if !salt.hasSuffix("&") { salt += "&" }
-        let expectedChallenge = hexString(sha256(salt + String(number)))
+        let expectedChallenge = hex(sha256(salt + String(number)))
         guard constantTimeEqual(Array(challenge.utf8), Array(expectedChallenge.utf8)) else {
             return .failure(.wrongNumber)
         }
@@ -198,16 +205,4 @@ public struct SignUpChallenges: Sendable {
         }
         return utf8.withUnsafeBufferPointer { Base64URL.decode($0) }
     }
-}
-
-/// Lower-case hex, as ALTCHA writes hashes and signatures.
-func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: out, as: UTF8.self)
 }

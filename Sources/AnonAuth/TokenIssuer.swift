@@ -1,5 +1,5 @@
-import Foundation
 import PriceJSON
+import PriceCrypto
 
 /// Signs the service's tokens with the current secret.
 ///
@@ -19,16 +19,17 @@ public struct TokenIssuer: Sendable {
     }
 
     /// An access token for an anonymous user's session, in the claim shape Supabase clients expect.
-    public func accessToken(userID: UUID, sessionID: UUID, now: Int) -> (token: String, expiresAt: Int) {
+    /// The ids are UUID text as the database printed it (lower-case), copied into the claims unchanged.
+    public func accessToken(userID: String, sessionID: String, now: Int) -> (token: String, expiresAt: Int) {
         let expiresAt = now + accessTokenLifetime
         let claims: JSONObject = [
-            "sub": .string(UUIDText.lowercased(userID)),
+            "sub": .string(userID),
             "role": "authenticated",
             "aud": "authenticated",
             "iat": .number(JSONNumber(now)),
             "exp": .number(JSONNumber(expiresAt)),
             "iss": .string(issuer),
-            "session_id": .string(UUIDText.lowercased(sessionID)),
+            "session_id": .string(sessionID),
             "is_anonymous": true,
         ]
         return (HS256.sign(claims: claims, secret: secret), expiresAt)

@@ -1,4 +1,5 @@
 import PriceJSON
+import PriceCrypto
 
 /// Verifies HS256 tokens in-process on every request.
 ///

@@ -1,4 +1,3 @@
-import Foundation
 import PriceJSON
 
 /// A token whose signature, algorithm and time claims have been checked, with the claims the service uses
@@ -11,10 +10,10 @@ public struct VerifiedToken: Sendable, Equatable {
     /// The whole payload, in token order.
     public let claims: JSONObject
     public let role: String?
-    /// `sub` when it is a UUID, else `nil`.
-    public let sub: UUID?
-    /// `session_id` when it is a UUID, else `nil`.
-    public let sessionID: UUID?
+    /// `sub` as the token holds it when it is UUID text, else `nil`.
+    public let sub: String?
+    /// `session_id` as the token holds it when it is UUID text, else `nil`.
+    public let sessionID: String?
     public let exp: Int?
     /// `aud` as a list (RFC 7519 allows a single string or an array); empty when absent.
     public let aud: [String]
@@ -25,8 +24,8 @@ public struct VerifiedToken: Sendable, Equatable {
         self.token = token
         self.claims = claims
         role = try Self.optionalString(claims, "role")
-        sub = try Self.optionalString(claims, "sub").flatMap(UUIDText.parse)
-        sessionID = try Self.optionalString(claims, "session_id").flatMap(UUIDText.parse)
+        sub = try Self.optionalString(claims, "sub").flatMap { UUIDText.isValid($0) ? $0 : nil }
+        sessionID = try Self.optionalString(claims, "session_id").flatMap { UUIDText.isValid($0) ? $0 : nil }
         exp = try Self.numericDate(claims, "exp")
         switch claims["aud"] {
         case nil: aud = []

@@ -1,27 +1,28 @@
 import Testing
 import AnonAuth
+import PriceCrypto
 
 @Suite struct CryptoPrimitives {
     @Test func sha256MatchesFIPS180Vectors() {
-        #expect(hexString(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(hexString(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(
-            hexString(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))
+            hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
     @Test func hmacSHA256MatchesRFC4231() {
         // Test case 1
         #expect(
-            hexString(hmacSHA256(key: [UInt8](repeating: 0x0B, count: 20), message: Array("Hi There".utf8)))
+            hex(hmacSHA256(key: [UInt8](repeating: 0x0B, count: 20), message: Array("Hi There".utf8)))
                 == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
         // Test case 2: a key shorter than the output
         #expect(
-            hexString(hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
+            hex(hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
                 == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
         // Test case 6: a key longer than the block size is hashed first
         #expect(
-            hexString(
+            hex(
                 hmacSHA256(
                     key: [UInt8](repeating: 0xAA, count: 131),
                     message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
@@ -31,7 +32,7 @@ import AnonAuth
     @Test func hmacAcceptsEmptyKeyAndMessage() {
         // Well-known HMAC-SHA256("", "")
         #expect(
-            hexString(hmacSHA256(key: [], message: []))
+            hex(hmacSHA256(key: [], message: []))
                 == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 

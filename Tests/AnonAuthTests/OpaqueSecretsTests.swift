@@ -1,5 +1,6 @@
 import Testing
 import AnonAuth
+import PriceCrypto
 
 @Suite struct RefreshTokens {
     @Test func generatedTokenIs32RandomBytesInBase64URLWithItsSHA256() {

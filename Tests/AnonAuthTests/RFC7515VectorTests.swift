@@ -1,5 +1,6 @@
 import Testing
 import AnonAuth
+import PriceCrypto
 
 /// RFC 7515 Appendix A.1: the HS256 example, byte for byte (note the CR LF and spaces inside its JSON).
 @Suite struct RFC7515AppendixA1 {

@@ -1,4 +1,5 @@
 import AnonAuth
+import PriceCrypto
 import Foundation
 import Testing
 
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func theKeyIsDerivedFromTheSecretAndSeparatedFromOtherUses() {
-        #expect(hexString(SignUpChallenges.derivedKey(secret: Self.secret))
+        #expect(hex(SignUpChallenges.derivedKey(secret: Self.secret))
                     == "9bae1857b3da7b9a27ca3b54147047a003336073f6dd6b482b8c8753031ba3aa")
         #expect(SignUpChallenges.derivedKey(secret: Self.secret) != ClientKey(secret: Self.secret).key(forIP: ""))
     }
@@ -55,7 +56,7 @@ import Testing
     @Test func freshChallengesDifferAndTheirNumberIsInRange() throws {
         let first = challenges.issue(now: issuedAt), second = challenges.issue(now: issuedAt)
         #expect(first.salt != second.salt && first.challenge != second.challenge)
-        let number = try #require((0...10_000).first { hexString(sha256(first.salt + String($0))) == first.challenge })
+        let number = try #require((0...10_000).first { hex(sha256(first.salt + String($0))) == first.challenge })
         #expect((try? challenges.verify(payload: payload(first, number: number), now: issuedAt + 299).get()) != nil)
     }
 
@@ -110,9 +111,9 @@ import Testing
         // Only someone holding the key can make these; they must still not be accepted for ever.
         let key = SignUpChallenges.derivedKey(secret: Self.secret)
         func signed(salt: String, number: Int) -> SignUpChallenge {
-            let challenge = hexString(sha256(salt + String(number)))
+            let challenge = hex(sha256(salt + String(number)))
             return SignUpChallenge(challenge: challenge, maxNumber: 10, salt: salt,
-                                   signature: hexString(hmacSHA256(key: key, message: Array(challenge.utf8))))
+                                   signature: hex(hmacSHA256(key: key, message: Array(challenge.utf8))))
         }
         #expect(failure(payload(signed(salt: "aa&", number: 1), number: 1)) == .malformed)
         #expect(failure(payload(signed(salt: "aa?expires=1800000100&expires=1800000200&", number: 1), number: 1)) == .malformed)

@@ -1,4 +1,5 @@
 import AnonAuth
+import PriceCrypto
 
 func hexBytes(_ hex: String) -> [UInt8] {
     var bytes: [UInt8] = []
@@ -7,10 +8,6 @@ func hexBytes(_ hex: String) -> [UInt8] {
         bytes.append(UInt8(String([high, low]), radix: 16)!)
     }
     return bytes
-}
-
-func hexString(_ bytes: [UInt8]) -> String {
-    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }
 
 /// Builds a compact JWS from raw header and payload text, signed with HMAC-SHA256 under `key`,

@@ -1,13 +1,15 @@
 import Foundation
 import Testing
 import AnonAuth
+import PriceCrypto
 import PriceJSON
 
 @Suite struct IssuingTokens {
     let issuer = TokenIssuer(secret: currentSecret)
     let verifier = TokenVerifier(secrets: [currentSecret])
-    let userID = UUID(uuidString: "6F1E2D3C-4B5A-4978-8695-A4B3C2D1E0F9")!
-    let sessionID = UUID(uuidString: "0A1B2C3D-4E5F-4607-8819-2A3B4C5D6E7F")!
+    /// UUID text as the database prints it, which the issuer copies into the claims.
+    let userID = "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+    let sessionID = "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f"
 
     private func segments(_ token: String) -> [String] {
         token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -68,7 +70,7 @@ import PriceJSON
     }
 
     @Test func arbitraryClaimsAreSignedInTheirOrder() throws {
-        let token = issuer.sign(claims: ["role": "price_analyst", "aud": "authenticated", "sub": .string(userID.uuidString), "exp": 1_900_000_000])
+        let token = issuer.sign(claims: ["role": "price_analyst", "aud": "authenticated", "sub": .string(userID), "exp": 1_900_000_000])
         let verified = try verifier.verifyAccessToken(token, now: now, roles: ["price_analyst"]).get()
         #expect(verified.claims.keys == ["role", "aud", "sub", "exp"])
     }

@@ -8,7 +8,7 @@ public func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
 }
 
 /// HMAC-SHA256 over bytes the caller already holds (a JWT's signing input), without copying them.
-func hmacSHA256(key: [UInt8], message: UnsafeRawBufferPointer) -> [UInt8] {
+public func hmacSHA256(key: [UInt8], message: UnsafeRawBufferPointer) -> [UInt8] {
     var digest = [UInt8](repeating: 0, count: 32)
     var digestLength: UInt32 = 0
     // OpenSSL 3's one-shot HMAC() refuses a NULL key pointer even with length 0; an empty array may
