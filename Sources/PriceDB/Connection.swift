@@ -133,23 +133,31 @@ final class Connection: PipelineConnection {
     }
 
     private func send(_ item: Outgoing, on handle: OpaquePointer) -> Bool {
-        let texts = item.texts
-        let cStrings = texts.map { $0.map { strdup($0) } ?? nil }
-        defer { cStrings.forEach { free($0) } }
-        let head = cStrings[0]
-        let parameters = cStrings.dropFirst().map { UnsafePointer($0) }
-        let count = Int32(parameters.count)
-        let sent: Int32 = parameters.withUnsafeBufferPointer { values in
-            switch item {
-            case .prepare:
-                return PQsendPrepare(handle, head, cStrings[1], 0, nil)
-            case .query(.prepared):
-                return PQsendQueryPrepared(handle, head, count, values.baseAddress, nil, nil, 0)
-            case .query(.sql):
-                return PQsendQueryParams(handle, head, count, nil, values.baseAddress, nil, nil, 0)
+        // The texts are lent to libpq where they are (no copy): it copies them into its send buffer.
+        let sent: Int32 = withCStrings(item.texts[...]) { cStrings in
+            let head = cStrings[0]
+            let parameters = Array(cStrings.dropFirst())
+            let count = Int32(parameters.count)
+            return parameters.withUnsafeBufferPointer { values in
+                switch item {
+                case .prepare:
+                    return PQsendPrepare(handle, head, cStrings[1], 0, nil)
+                case .query(.prepared):
+                    return PQsendQueryPrepared(handle, head, count, values.baseAddress, nil, nil, 0)
+                case .query(.sql):
+                    return PQsendQueryParams(handle, head, count, nil, values.baseAddress, nil, nil, 0)
+                }
             }
         }
         return sent == 1
+    }
+
+    /// Calls `body` with a C string pointer for each text (NULL for nil), valid during the call.
+    private func withCStrings<R>(_ texts: ArraySlice<String?>, _ pointers: [UnsafePointer<CChar>?] = [],
+                                 _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        guard let first = texts.first else { return body(pointers) }
+        guard let text = first else { return withCStrings(texts.dropFirst(), pointers + [nil], body) }
+        return text.withCString { withCStrings(texts.dropFirst(), pointers + [$0], body) }
     }
 
     /// Pushes the output buffer out. While the socket is full, results may already be arriving;

@@ -4,8 +4,8 @@ import Testing
 
 /// Pool behaviour with scripted fake connections: reuse, bounded waiting, discard and the one safe retry.
 @Suite struct ConnectionPoolTests {
-    func makePool(_ database: FakeDatabase, size: Int = 2, checkoutTimeout: Duration = .seconds(2)) -> BoundedConnectionPool<FakeConnection> {
-        BoundedConnectionPool(size: size, checkoutTimeout: checkoutTimeout, batchTimeout: .seconds(5)) { () throws(DatabaseError) in
+    func makePool(_ database: FakeDatabase, size: Int = 2, checkoutTimeout: Duration = .seconds(2)) -> ConnectionPool {
+        ConnectionPool(size: size, checkoutTimeout: checkoutTimeout, batchTimeout: .seconds(5)) { () throws(DatabaseError) in
             try database.connect()
         }
     }

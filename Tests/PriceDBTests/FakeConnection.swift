@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import PriceDB
 
 /// Scripted stand-in for the database: each batch takes the next behaviour from the script.
@@ -48,10 +49,16 @@ final class FakeDatabase: @unchecked Sendable {
         return FakeConnection(database: self)
     }
 
-    func waitForBatches(_ count: Int) {
+    /// Waits until `count` batches have started; records a test failure after five seconds.
+    func waitForBatches(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date(timeIntervalSinceNow: 5)
         lock.lock()
-        while _batches < count { _ = lock.wait(until: Date(timeIntervalSinceNow: 0.05)) }
+        while _batches < count, Date() < deadline { _ = lock.wait(until: Date(timeIntervalSinceNow: 0.05)) }
+        let started = _batches
         lock.unlock()
+        if started < count {
+            Issue.record("timed out after 5 s waiting for \(count) batches (\(started) started)", sourceLocation: sourceLocation)
+        }
     }
 
     fileprivate func startBatch() -> Behaviour {
@@ -134,7 +141,14 @@ func onThread<T>(_ body: @escaping @Sendable () throws -> T) -> ThreadResult<T> 
 }
 
 /// Polls `condition` for up to five seconds; tests that wait for another thread's state use it.
-func waitUntil(_ condition: () -> Bool) {
+/// Records a test failure when the condition never held.
+func waitUntil(_ what: String = "condition", sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) {
     let deadline = ContinuousClock.now + .seconds(5)
-    while !condition() && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out after 5 s waiting for \(what)", sourceLocation: sourceLocation)
+            return
+        }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
 }

@@ -53,6 +53,7 @@ final class ScratchDatabase {
             if left == "0" { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
+        throw ScratchDatabaseError(message: "backends of \(applicationName) still running after 5 s")
     }
 
     func pool(size: Int = 2, batchTimeout: Duration = .seconds(10), statements: [PreparedStatement] = [],
@@ -72,4 +73,9 @@ final class ScratchDatabase {
     private static func session(host: String, user: String, database: String) throws -> MigrationSession {
         try MigrationSession(conninfo: conninfo(host: host, user: user, database: database), connectTimeout: .seconds(5))
     }
+}
+
+struct ScratchDatabaseError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }
