@@ -1,39 +1,13 @@
-/// Compact serialization (no whitespace), members in stored order.
-///
-/// Output is built as UTF-8 bytes and turned into a `String` once, because that is the cheapest way to
-/// produce a response body and the form the HTTP layer hands to the socket anyway.
+/// Compact serialization (no whitespace), members in stored order, through `JSONWriter`.
 extension JSONValue {
     public func serialized() -> String {
         String(decoding: serializedBytes(), as: UTF8.self)
     }
 
     public func serializedBytes() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(64)
-        serialize(into: &output)
-        return output
-    }
-
-    public func serialize(into output: inout [UInt8]) {
-        switch self {
-        case .null:
-            output.append(contentsOf: "null".utf8)
-        case .bool(let value):
-            output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .number(let number):
-            output.append(contentsOf: number.text.utf8)
-        case .string(let string):
-            JSONString.appendQuoted(string, to: &output)
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                element.serialize(into: &output)
-            }
-            output.append(UInt8(ascii: "]"))
-        case .object(let object):
-            object.serialize(into: &output)
-        }
+        var writer = JSONWriter(capacity: 64)
+        writer.value(self)
+        return writer.bytes
     }
 }
 
@@ -41,45 +15,34 @@ extension JSONObject {
     public func serialized() -> String {
         JSONValue.object(self).serialized()
     }
-
-    public func serialize(into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "{"))
-        for (position, member) in members.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            JSONString.appendQuoted(member.key, to: &output)
-            output.append(UInt8(ascii: ":"))
-            member.value.serialize(into: &output)
-        }
-        output.append(UInt8(ascii: "}"))
-    }
 }
 
-/// String escaping for output built by hand (log lines, fixed response templates).
+/// String escaping, for `JSONWriter`.
 ///
 /// Escapes exactly what RFC 8259 requires — `"`, `\` and U+0000–U+001F — using the short forms where they
 /// exist. Everything else, including non-ASCII text, passes through as UTF-8.
-public enum JSONString {
+enum JSONString {
     /// The escaped content, without surrounding quotes.
-    public static func escape(_ string: String) -> String {
+    static func escape(_ string: String) -> String {
         var output: [UInt8] = []
         appendEscaped(string, to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
     /// The escaped content between double quotes: a complete JSON string literal.
-    public static func quoted(_ string: String) -> String {
+    static func quoted(_ string: String) -> String {
         var output: [UInt8] = []
         appendQuoted(string, to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
-    public static func appendQuoted(_ string: String, to output: inout [UInt8]) {
+    static func appendQuoted(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         appendEscaped(string, to: &output)
         output.append(UInt8(ascii: "\""))
     }
 
-    public static func appendEscaped(_ string: String, to output: inout [UInt8]) {
+    static func appendEscaped(_ string: String, to output: inout [UInt8]) {
         var string = string
         string.withUTF8 { bytes in
             output.reserveCapacity(output.count + bytes.count + 2)

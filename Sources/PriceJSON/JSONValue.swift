@@ -48,18 +48,6 @@ extension JSONValue {
         if case .object(let value) = self { return value }
         return nil
     }
-
-    /// A short name of the kind of value, for error messages a person reads ("expected a string, got an array").
-    public var kindDescription: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
 }
 
 /// Literals make hand-built responses and test fixtures read like the JSON they produce.

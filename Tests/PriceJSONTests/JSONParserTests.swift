@@ -25,7 +25,9 @@ private func parseError(_ text: String, maxDepth: Int = 32) -> JSONParseError? {
         "\"\\u00e9\\u20AC\\ud83d\\ude00\"", "\"é€😀\"", "123456789012345678901234567890", "1e400",
     ])
     func parsesRFC8259Values(text: String) throws {
-        _ = try parse(text)
+        let value = try parse(text)
+        // What was parsed is what was written: the compact form parses back to the same value.
+        #expect(try parse(value.serialized()) == value)
     }
 
     @Test func keepsObjectMembersInDocumentOrder() throws {
@@ -52,7 +54,15 @@ private func parseError(_ text: String, maxDepth: Int = 32) -> JSONParseError? {
 
     @Test func acceptsNestingUpToTheDepthLimit() throws {
         let text = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
-        _ = try parse(text)
+        var value = try parse(text)
+        var depth = 0
+        while let inner = value.arrayValue {
+            depth += 1
+            guard let first = inner.first else { break }
+            value = first
+        }
+        #expect(depth == 32)
+        #expect(parseError("[" + text + "]") != nil, "one more level is over the limit")
     }
 
     @Test func parsesFromARawBuffer() throws {

@@ -1,5 +1,5 @@
 import Testing
-import PriceJSON
+@testable import PriceJSON
 
 @Suite struct SerializesJSON {
     @Test func writesCompactOutputInMemberOrder() {
@@ -36,5 +36,29 @@ import PriceJSON
         object["c"] = true
         object["b"] = nil
         #expect(object.serialized() == #"{"a":"x","c":true}"#)
+    }
+}
+
+@Suite struct WritesJSON {
+    @Test func placesCommasBetweenMembersAndElementsAtEveryDepth() {
+        var writer = JSONWriter()
+        writer.beginArray()
+        writer.beginObject()
+        writer.key("a"); writer.number(1)
+        writer.key("b"); writer.beginArray(); writer.string("x"); writer.null(); writer.endArray()
+        writer.key("c"); writer.json(#"{"raw":true}"#)
+        writer.endObject()
+        writer.beginObject(); writer.endObject()
+        writer.bool(false)
+        writer.endArray()
+        #expect(writer.text == #"[{"a":1,"b":["x",null],"c":{"raw":true}},{},false]"#)
+    }
+
+    @Test func writesAValueExactlyAsItsSerialization() throws {
+        let value = try JSONValue.parse(Array(#"{"k\"ey":{"n":-1.5e3,"s":"\u0001"},"e":[]}"#.utf8), maxBytes: 1024)
+        var writer = JSONWriter()
+        writer.value(value)
+        #expect(writer.text == #"{"k\"ey":{"n":-1.5e3,"s":"\u0001"},"e":[]}"#)
+        #expect(value.serialized() == writer.text)
     }
 }
