@@ -17,15 +17,20 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .target(name: "PriceJSON"),
-        .target(name: "PriceDB", dependencies: ["CLibPQ"]),
-        .target(name: "AnonAuth", dependencies: ["CCrypto", "PriceJSON"]),
-        .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceDB", "AnonAuth", "PriceJSON"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceJSON"]),
+        .target(name: "PriceCrypto", dependencies: ["CCrypto"]),
+        .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto"]),
+        .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
+        // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
+        .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
+        // The application: routing, the PostgREST and Supabase Auth wire formats, the SQL it sends.
+        .target(name: "PriceAPI", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "AnonAuth"]),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
-        .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth"]),
-        .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP", "AnonAuth", "PriceDB", "PriceJSON"]),
+        .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,7 +3,7 @@
 
     pgbench_scripts.py STATEMENTS_SWIFT OUT_DIR
 
-Reads the prepared statements out of Sources/PriceHTTP/REST/Statements.swift, so the pgbench side
+Reads the prepared statements out of Sources/PriceAPI/Database/Statements.swift, so the pgbench side
 runs the identical text (parameters $n become pgbench variables), pipelined with one Sync like
 PriceDB's ConnectionPool.run:
 

@@ -47,7 +47,7 @@ PORT=${BENCH_PORT:-0}
 NGINX_PORT=${BENCH_NGINX_PORT:-}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 # The SQL the pgbench side runs is read from here (see bench/pgbench_scripts.py).
-STATEMENTS=${BENCH_STATEMENTS:-$root/Sources/PriceHTTP/REST/Statements.swift}
+STATEMENTS=${BENCH_STATEMENTS:-$root/Sources/PriceAPI/Database/Statements.swift}
 PGBENCH=${PGBENCH:-$PGBIN/pgbench}
 [ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench)
 

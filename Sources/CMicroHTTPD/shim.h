@@ -62,14 +62,6 @@ static inline int cmhd_client_ip(struct MHD_Connection *connection, char *buf, s
     return -1;
 }
 
-/// Number of open connections, or -1.
-static inline int cmhd_current_connections(struct MHD_Daemon *daemon)
-{
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info ? (int)info->num_connections : -1;
-}
-
 /// The port the daemon listens on (useful when asked for port 0), or 0.
 static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon)
 {

@@ -1,6 +1,7 @@
 import AnonAuth
 import Dispatch
 import Foundation
+import PriceAPI
 import PriceDB
 import PriceHTTP
 
@@ -71,12 +72,6 @@ enum Commands {
         let listen = try configuration.listen()
         var settings = ServiceSettings()
         settings.requestsPerMinutePerIP = try configuration.int("rate-limit-per-minute")
-        settings.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        settings.ipv6Prefix = try configuration.int("ipv6-prefix", min: 1)
-        guard settings.ipv6Prefix <= 128 else {
-            throw ConfigurationError(description: "--ipv6-prefix must be 1 to 128, got '\(settings.ipv6Prefix)'")
-        }
         settings.accessTokenLifetime = try configuration.int("access-token-ttl", min: 60)
         settings.signUpsPerHourPerIP = try configuration.int("signups-per-hour", min: 1)
         settings.signUpBurstPerIP = try configuration.int("signup-burst", min: 1)
@@ -84,7 +79,6 @@ enum Commands {
         settings.refreshWindowSeconds = try configuration.int("refresh-window-seconds", min: 1)
         settings.refreshReuseSeconds = try configuration.int("refresh-reuse-seconds")
         settings.userMetadataMaxBytes = try configuration.int("user-metadata-max-bytes", min: 2)
-        settings.accessLog = try configuration.bool("access-log")
 
         var server = HTTPServer.Configuration()
         server.host = listen.host
@@ -98,6 +92,13 @@ enum Commands {
         if httpThreads > 0 { server.eventThreads = httpThreads }
         server.databaseWorkers = try configuration.int("database-workers", min: 1)
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
+        server.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        server.ipv6Prefix = try configuration.int("ipv6-prefix", min: 1)
+        guard server.ipv6Prefix <= 128 else {
+            throw ConfigurationError(description: "--ipv6-prefix must be 1 to 128, got '\(server.ipv6Prefix)'")
+        }
+        server.accessLog = try configuration.bool("access-log")
 
         let signUpChallenges = try configuration.bool("signup-challenge")
             ? SignUpChallenges(secret: secrets.current,
@@ -123,15 +124,18 @@ enum Commands {
             return 1
         }
 
+        let serverMetrics = ServiceMetrics.serverMetrics()
         let service = PriceService(
-            settings: settings, database: pool,
+            settings: settings,
             issuer: TokenIssuer(secret: secrets.current, accessTokenLifetime: settings.accessTokenLifetime),
             verifier: TokenVerifier(secrets: [secrets.current] + (secrets.previous.map { [$0] } ?? [])),
             clientKey: ClientKey(secret: secrets.current),
             refreshChain: RefreshTokenChain(secret: secrets.current),
             readiness: Readiness(shipped: shipped),
+            metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }),
             signUpChallenges: signUpChallenges)
-        let http = HTTPServer(configuration: server, service: service)
+        let http = HTTPServer(configuration: server, application: PriceApplication(service: service, database: pool),
+                              metrics: serverMetrics)
         try http.start()
         print("pricesvc listening on http://\(listen.host.contains(":") ? "[\(listen.host)]" : listen.host):\(http.boundPort)")
         fflush(nil)
@@ -139,7 +143,9 @@ enum Commands {
         ShutdownSignal.wait()
         let grace = Double(try configuration.int("shutdown-grace"))
         fail("shutting down: finishing \(http.requestsInFlight) in-flight request(s), at most \(Int(grace)) s")
-        http.shutdown(grace: grace)
+        http.shutdown(grace: grace) { pending in
+            fail("shutdown grace period over: waiting for \(pending) database job(s) to finish")
+        }
         pool.close()
         return 0
     }

@@ -72,7 +72,6 @@ struct ConfigurationError: Error, CustomStringConvertible {
 /// Values resolved from flags (first), then the environment, then defaults.
 struct Configuration {
     private var values: [String: String] = [:]
-    private(set) var positional: [String] = []
 
     init(arguments: [String], environment: [String: String]) throws(ConfigurationError) {
         let known = Dictionary(uniqueKeysWithValues: Settings.all.map { ($0.key, $0) })
@@ -84,8 +83,7 @@ struct Configuration {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--") else {
-                positional.append(argument)
-                continue
+                throw ConfigurationError(description: "unexpected argument '\(argument)' (see pricesvc --help)")
             }
             var name = String(argument.dropFirst(2))
             var value: String?

@@ -12,29 +12,30 @@ struct RequestLifecycleTests {
     func headersWait() {
         var lifecycle = RequestLifecycle(body: RequestBody(limit: 100))
         #expect(lifecycle.headersReceived() == .wait)
-        #expect(!lifecycle.isAnswered)
+        #expect(feed(&lifecycle, 10) == .wait)
     }
 
-    @Test("a request that needs no database is answered on the event loop when its body is complete")
-    func inline() {
+    @Test("a complete body is decided once, and an answer that needs no worker is queued on the event loop")
+    func decidedAndAnsweredInline() {
         var lifecycle = RequestLifecycle(body: RequestBody(limit: 100))
         #expect(lifecycle.headersReceived() == .wait)
         #expect(feed(&lifecycle, 10) == .wait)
-        #expect(lifecycle.bodyComplete(needsDatabase: false, hasStoredAnswer: false) == .answerInline)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .decide)
         #expect(lifecycle.body.bytes.count == 10)
-        #expect(lifecycle.bodyComplete(needsDatabase: false, hasStoredAnswer: false) == .wait)
+        #expect(lifecycle.decided(onWorker: false) == .answerNow)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .wait)
     }
 
-    @Test("a database request is dispatched once, then answered when the worker has stored its answer")
-    func dispatchThenAnswer() {
+    @Test("work for a worker is handed off once, then answered when the worker has stored its answer")
+    func handOffThenAnswer() {
         var lifecycle = RequestLifecycle(body: RequestBody(limit: 100))
         _ = lifecycle.headersReceived()
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: false) == .dispatch)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .decide)
+        #expect(lifecycle.decided(onWorker: true) == .handOff)
         // A spurious call while suspended, before the worker is done: nothing to do.
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: false) == .wait)
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: true) == .answerStored)
-        #expect(lifecycle.isAnswered)
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: true) == .wait)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .wait)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: true) == .answerStored)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: true) == .wait)
     }
 
     @Test("a declared Content-Length over the limit is answered at the headers, and the rest is ignored")
@@ -42,16 +43,17 @@ struct RequestLifecycleTests {
         var lifecycle = RequestLifecycle(body: RequestBody(limit: 100, declaredLength: 101))
         #expect(lifecycle.headersReceived() == .answerTooLarge)
         #expect(feed(&lifecycle, 50) == .wait)
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: false) == .wait)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .wait)
     }
 
-    @Test("a chunked body found too large is drained and answered with 413 when it ends, never dispatched")
+    @Test("a chunked body found too large is drained and answered with 413 when it ends, never decided")
     func chunkedTooLargeAnsweredAtTheEnd() {
         var lifecycle = RequestLifecycle(body: RequestBody(limit: 100, drainLimit: 1000))
         _ = lifecycle.headersReceived()
         #expect(feed(&lifecycle, 80) == .wait)
         #expect(feed(&lifecycle, 80) == .wait)
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: false) == .answerTooLarge)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .answerTooLarge)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .wait)
     }
 
     @Test("a chunked body far over the limit is answered before it ends")
@@ -61,6 +63,6 @@ struct RequestLifecycleTests {
         #expect(feed(&lifecycle, 600) == .wait)
         #expect(feed(&lifecycle, 600) == .answerTooLarge)
         #expect(feed(&lifecycle, 600) == .wait)
-        #expect(lifecycle.bodyComplete(needsDatabase: true, hasStoredAnswer: false) == .wait)
+        #expect(lifecycle.bodyComplete(hasStoredAnswer: false) == .wait)
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// trusted proxy: then the right-most `X-Forwarded-For` entry that is not itself a trusted proxy
 /// (entries left of it are client-controlled and cannot be believed). The address is then grouped
 /// by `ClientNetwork`, so an IPv6 client counts once per network, not once per address.
-public struct ClientAddress: Sendable {
+struct ClientAddress: Sendable {
     public let trustedProxies: Set<String>
     public let ipv6Prefix: Int
 

@@ -4,7 +4,7 @@ import Foundation
 /// usually holds a whole /64 (SLAAC, privacy addresses), so counting single IPv6 addresses would give
 /// one machine 2^64 buckets: it is counted by its network at `ipv6Prefix` bits instead. An
 /// IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, what a dual-stack socket reports) is its IPv4 address.
-public enum ClientNetwork {
+enum ClientNetwork {
     /// The canonical key: `203.0.113.5`, or `2001:db8:1:2::/64` (the masked network, RFC 5952 text,
     /// and the prefix length). `nil` when `address` is not a literal IPv4 or IPv6 address.
     public static func key(for address: String, ipv6Prefix: Int) -> String? {

@@ -3,7 +3,7 @@ import PriceJSON
 
 /// One JSON line per request on standard output. Deliberately no headers, no query string and no
 /// body: tokens travel in headers and bodies, and a log must never hold them.
-public struct AccessLog: Sendable {
+struct AccessLog: Sendable {
     public let enabled: Bool
 
     public init(enabled: Bool) { self.enabled = enabled }
@@ -19,9 +19,16 @@ public struct AccessLog: Sendable {
 
     public static func line(_ entry: Entry) -> String {
         let millis = (entry.seconds * 1_000_000).rounded() / 1000
-        return "{\"time\":\"\(timestamp(entry.time))\",\"request_id\":\(JSONString.quoted(entry.requestID)),"
-            + "\"method\":\(JSONString.quoted(String(entry.method.prefix(16)))),\"route\":\(JSONString.quoted(entry.route)),"
-            + "\"status\":\(entry.status),\"duration_ms\":\(millis)}\n"
+        var writer = JSONWriter(capacity: 160)
+        writer.beginObject()
+        writer.key("time"); writer.string(timestamp(entry.time))
+        writer.key("request_id"); writer.string(entry.requestID)
+        writer.key("method"); writer.string(String(entry.method.prefix(16)))
+        writer.key("route"); writer.string(entry.route)
+        writer.key("status"); writer.number(entry.status)
+        writer.key("duration_ms"); writer.number(literal: "\(millis)")
+        writer.endObject()
+        return writer.text + "\n"
     }
 
     public func write(_ entry: Entry) {

@@ -2,14 +2,15 @@ internal import CMicroHTTPD
 import Foundation
 import Synchronization
 
-/// The libmicrohttpd shell: reads a request into an `HTTPRequest`, hands it to `PriceService`,
-/// queues the answer. Nothing else lives here.
+/// The libmicrohttpd shell: reads a request into an `HTTPRequest`, asks the `HTTPApplication` once
+/// what to do with it, and queues the answer. Nothing else lives here.
 ///
-/// Threading model: libmicrohttpd's epoll event loops (`eventThreads`, one per core) parse requests
-/// and answer those that need no database inline. A request that waits on PostgreSQL is suspended
-/// and handed to `DatabaseWorkers`; the worker runs the pipelined round trip, stores the answer
-/// and resumes the connection, whose next callback queues it. An event loop therefore never
-/// blocks in libpq. docs/design.md records the measurements behind this choice.
+/// Threading model: libmicrohttpd's epoll event loops (`eventThreads`, one per core) read requests,
+/// and the application decides each one there: most are answered on the spot. A request whose
+/// answer needs blocking work (a database round trip) is suspended and its work handed to
+/// `WorkerThreads`; the worker stores the answer and resumes the connection, whose next callback
+/// queues it. An event loop therefore never blocks in libpq. docs/design.md records the
+/// measurements behind this choice.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
@@ -29,6 +30,11 @@ public final class HTTPServer: @unchecked Sendable {
         public var databaseWorkers = 32
         /// Longest a database request may wait for a worker before it is answered with 503.
         public var workerQueueTimeout: Duration = .seconds(2)
+        /// Peers whose `X-Forwarded-For` is believed (see `ClientAddress`).
+        public var trustedProxies: Set<String> = []
+        /// IPv6 clients are counted per network of this prefix length: one host usually holds a whole /64.
+        public var ipv6Prefix = 64
+        public var accessLog = true
 
         public init() {}
     }
@@ -38,20 +44,27 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     let configuration: Configuration
-    let service: PriceService
+    let application: any HTTPApplication
+    let metrics: ServerMetrics
+    let log: AccessLog
+    let clientAddress: ClientAddress
     // The daemon handle is written by start/shutdown only, under `daemonLock`.
     private let daemonLock = NSLock()
     private var daemon: OpaquePointer?
     let inFlight = Atomic<Int>(0)
     let requestCounter = Atomic<UInt64>(0)
     let requestIDPrefix: String
-    let workers: DatabaseWorkers
+    let workers: WorkerThreads
 
-    public init(configuration: Configuration, service: PriceService) {
+    /// - Parameter metrics: where every answered request is counted; the application renders it on /metrics.
+    public init(configuration: Configuration, application: any HTTPApplication, metrics: ServerMetrics) {
         self.configuration = configuration
-        self.service = service
+        self.application = application
+        self.metrics = metrics
+        self.log = AccessLog(enabled: configuration.accessLog)
+        self.clientAddress = ClientAddress(trustedProxies: configuration.trustedProxies, ipv6Prefix: configuration.ipv6Prefix)
         self.requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        self.workers = DatabaseWorkers(count: configuration.databaseWorkers,
+        self.workers = WorkerThreads(count: configuration.databaseWorkers,
                                        queueTimeout: configuration.workerQueueTimeout,
                                        stackSize: configuration.threadStackBytes)
     }
@@ -87,17 +100,27 @@ public final class HTTPServer: @unchecked Sendable {
         daemonLock.withLock { daemon = started }
     }
 
-    /// Stops accepting, lets in-flight requests finish for at most `grace` seconds, then stops.
-    public func shutdown(grace: Double) {
+    /// Stops accepting, lets in-flight requests finish for at most `grace` seconds, then drains and
+    /// joins the worker threads before it stops the daemon: a worker never resumes a connection of a
+    /// stopped daemon. `graceOver` is called with the number of worker jobs still queued or running
+    /// when the grace period ends with requests still in flight; those jobs finish (bounded by the
+    /// pool's timeouts) and their answers are sent.
+    public func shutdown(grace: Double, graceOver: (_ pendingJobs: Int) -> Void = { _ in }) {
         guard let running = daemonLock.withLock({ daemon }) else { return }
         _ = MHD_quiesce_daemon(running)
-        let deadline = Date().addingTimeInterval(grace)
+        waitForInFlight(until: Date().addingTimeInterval(grace))
+        if inFlight.load(ordering: .acquiring) > 0 { graceOver(workers.pending) }
+        workers.stopAndJoin()
+        // The drained jobs resumed their connections; let the event loops send those answers.
+        waitForInFlight(until: Date().addingTimeInterval(1))
+        daemonLock.withLock { daemon = nil }
+        MHD_stop_daemon(running)
+    }
+
+    private func waitForInFlight(until deadline: Date) {
         while inFlight.load(ordering: .acquiring) > 0, Date() < deadline {
             usleep(20_000)
         }
-        daemonLock.withLock { daemon = nil }
-        MHD_stop_daemon(running)
-        workers.stop()
     }
 
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
@@ -117,14 +140,17 @@ struct SuspendedConnection: @unchecked Sendable {
 /// is suspended only the worker touches it; suspend and resume order the accesses.
 final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
-    var route: Route = .notFound
     var lifecycle: RequestLifecycle
+    let startedAt: ContinuousClock.Instant
+    /// The application's label for metrics and the log, known once it decided.
+    var label = ""
     /// Set by a worker before it resumes the connection.
     var response: HTTPResponse?
 
     init(request: HTTPRequest, body: RequestBody) {
         self.request = request
         self.lifecycle = RequestLifecycle(body: body)
+        self.startedAt = .now
     }
 }
 
@@ -143,8 +169,7 @@ extension HTTPServer {
                 action = state.lifecycle.received(UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee))
                 uploadSize.pointee = 0
             } else {
-                action = state.lifecycle.bodyComplete(needsDatabase: state.route.needsDatabase,
-                                                      hasStoredAnswer: state.response != nil)
+                action = state.lifecycle.bodyComplete(hasStoredAnswer: state.response != nil)
             }
         } else {
             state = server.makeState(connection: connection, url: url, method: method)
@@ -160,27 +185,44 @@ extension HTTPServer {
         case .wait:
             return CMHD_YES
         case .answerTooLarge:
-            return queue(service.payloadTooLarge(state.request), on: connection)
-        case .answerInline:
+            let (label, response) = application.payloadTooLarge(state.request)
+            state.label = label
+            return queue(response, state, on: connection)
+        case .decide:
             state.request.body = state.lifecycle.body.bytes
-            return queue(service.handle(state.request, route: state.route), on: connection)
+            let reply = application.respond(to: state.request)
+            state.label = reply.label
+            switch reply.work {
+            case .now(let response):
+                _ = state.lifecycle.decided(onWorker: false)
+                return queue(response, state, on: connection)
+            case .onWorker(let run, let expired):
+                _ = state.lifecycle.decided(onWorker: true)
+                return handOff(state, connection, run: run, expired: expired)
+            }
+        case .answerNow, .handOff:
+            preconditionFailure("only decided(onWorker:) returns \(action)")
         case .answerStored:
-            return queue(state.response ?? service.overloaded(state.request), on: connection)
-        case .dispatch:
-            state.request.body = state.lifecycle.body.bytes
-            // Suspend first, so the worker's resume can never come before it.
-            MHD_suspend_connection(connection)
-            let suspended = SuspendedConnection(pointer: connection)
-            let service = self.service
-            workers.submit(run: {
-                state.response = service.handle(state.request, route: state.route)
-                MHD_resume_connection(suspended.pointer)
-            }, expired: {
-                state.response = service.overloaded(state.request)
-                MHD_resume_connection(suspended.pointer)
-            })
-            return CMHD_YES
+            return queue(state.response!, state, on: connection)
         }
+    }
+
+    private func handOff(_ state: RequestState, _ connection: OpaquePointer,
+                         run: @escaping @Sendable () -> HTTPResponse,
+                         expired: @escaping @Sendable () -> HTTPResponse) -> MHD_Result {
+        let suspended = SuspendedConnection(pointer: connection)
+        let accepted = workers.submit(run: {
+            state.response = run()
+            MHD_resume_connection(suspended.pointer)
+        }, expired: {
+            state.response = expired()
+            MHD_resume_connection(suspended.pointer)
+        }, accepted: {
+            // Suspended before the job is queued, so the worker's resume can never come first.
+            MHD_suspend_connection(connection)
+        })
+        // Shutting down: the workers are gone, so the request is answered as if none became free.
+        return accepted ? CMHD_YES : queue(expired(), state, on: connection)
     }
 
     static let completedHandler: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
@@ -218,15 +260,21 @@ extension HTTPServer {
         let opaque = Unmanaged.passUnretained(state).toOpaque()
         _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
         _ = MHD_get_connection_values(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
-        state.request.clientIP = service.clientIP(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
-        state.route = service.route(state.request)
+        state.request.clientIP = clientAddress.resolve(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
         let declared = state.request.headers["content-length"].flatMap { Int($0) }
         state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared))
         return state
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-        let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { bytes in
+    /// Counts and logs the answer, then hands it to libmicrohttpd with the request id.
+    private func queue(_ response: HTTPResponse, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        let request = state.request
+        let seconds = (ContinuousClock.now - state.startedAt).seconds
+        metrics.record(route: state.label, status: response.status, seconds: seconds)
+        log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
+                        route: state.label, status: response.status, seconds: seconds))
+        let body = request.method == "HEAD" ? [] : response.body
+        let mhdResponse: OpaquePointer? = body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             CMHD_RESPMEM_MUST_COPY)
         }
@@ -234,8 +282,16 @@ extension HTTPServer {
         for (name, value) in response.headers {
             _ = MHD_add_response_header(mhdResponse, name, value)
         }
+        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", request.requestID)
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -5,7 +5,7 @@
 /// then makes libmicrohttpd close a socket with unread data, and the client sees a reset instead
 /// of the 413; so up to `drainLimit` further bytes are read and dropped, and the 413 is sent when
 /// the upload ends. Past that, the connection is answered and closed at once.
-public struct RequestBody: Sendable, Equatable {
+struct RequestBody: Sendable, Equatable {
     public let limit: Int
     public let drainLimit: Int
     public private(set) var bytes: [UInt8] = []

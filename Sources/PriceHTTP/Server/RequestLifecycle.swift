@@ -8,15 +8,17 @@ struct RequestLifecycle: Sendable, Equatable {
         case wait
         /// Queue the 413 answer now.
         case answerTooLarge
-        /// Build the answer on this thread and queue it (no database involved).
-        case answerInline
-        /// Suspend the connection and hand the request to a database worker.
-        case dispatch
+        /// The body is complete: ask the application for its decision (then call `decided`).
+        case decide
+        /// Queue the application's answer on this thread.
+        case answerNow
+        /// Suspend the connection and hand the blocking work to a worker thread.
+        case handOff
         /// The worker's answer is stored: queue it.
         case answerStored
     }
 
-    private enum Phase: Sendable, Equatable { case receiving, dispatched, answered }
+    private enum Phase: Sendable, Equatable { case receiving, deciding, handedOff, answered }
 
     private(set) var body: RequestBody
     private var phase = Phase.receiving
@@ -24,8 +26,6 @@ struct RequestLifecycle: Sendable, Equatable {
     init(body: RequestBody) {
         self.body = body
     }
-
-    var isAnswered: Bool { phase == .answered }
 
     /// First call: headers only. Answering here would force `Connection: close`, so only a declared
     /// body over the limit is answered at once.
@@ -40,20 +40,27 @@ struct RequestLifecycle: Sendable, Equatable {
     }
 
     /// A call with no more upload data: the body is complete, or a resumed connection came back.
-    mutating func bodyComplete(needsDatabase: Bool, hasStoredAnswer: Bool) -> Action {
+    mutating func bodyComplete(hasStoredAnswer: Bool) -> Action {
         switch phase {
-        case .answered:
+        case .answered, .deciding:
             return .wait
-        case .dispatched:
+        case .handedOff:
             return hasStoredAnswer ? answer(.answerStored) : .wait
         case .receiving:
             if body.isTooLarge { return answer(.answerTooLarge) }
-            if needsDatabase {
-                phase = .dispatched
-                return .dispatch
-            }
-            return answer(.answerInline)
+            phase = .deciding
+            return .decide
         }
+    }
+
+    /// What the application decided: an answer now, or work for a worker.
+    mutating func decided(onWorker: Bool) -> Action {
+        precondition(phase == .deciding, "decided(onWorker:) follows .decide")
+        if onWorker {
+            phase = .handedOff
+            return .handOff
+        }
+        return answer(.answerNow)
     }
 
     private mutating func answer(_ action: Action) -> Action {

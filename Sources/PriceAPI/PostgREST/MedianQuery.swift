@@ -2,17 +2,17 @@ import PriceJSON
 
 /// A call of one of the median functions, with its named arguments checked the way
 /// PostgREST resolves a function: unknown or missing argument names mean "no such function".
-public struct MedianQuery: Sendable, Equatable {
-    public enum Locations: Sendable, Equatable {
+struct MedianQuery: Sendable, Equatable {
+    enum Locations: Sendable, Equatable {
         case one(String)
         case many([String])
     }
 
-    public var locations: Locations
+    var locations: Locations
     /// nil lets the database apply the function's default.
-    public var rateKind: String?
+    var rateKind: String?
 
-    public static func parse(function name: String, method: String, body: [UInt8], contentType: String?,
+    static func parse(function name: String, method: String, body: [UInt8], contentType: String?,
                              query: [(name: String, value: String)]) -> Result<MedianQuery, APIError> {
         guard let function = RPCFunction(rawValue: name) else {
             return .failure(noSuchFunction(name, arguments: []))
@@ -126,7 +126,12 @@ public struct MedianQuery: Sendable, Equatable {
     var locationsParameter: String {
         switch locations {
         case .one(let id): return id
-        case .many(let ids): return "[" + ids.map(JSONString.quoted).joined(separator: ",") + "]"
+        case .many(let ids):
+            var writer = JSONWriter(capacity: 32 * ids.count)
+            writer.beginArray()
+            for id in ids { writer.string(id) }
+            writer.endArray()
+            return writer.text
         }
     }
 }

@@ -1,45 +1,39 @@
+import AnonAuth
 import PriceJSON
 
 /// `POST /rest/v1/price_reports` parsed and checked before it reaches the database.
 /// The database enforces every rule again; this layer exists to give a person a precise
 /// message, and to make sure only the five client-writable columns are ever sent.
-public struct ReportSubmission: Sendable, Equatable {
-    public static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
-    public static let maxRows = 10
+struct ReportSubmission: Sendable, Equatable {
+    static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
+    static let maxRows = 10
 
-    public struct Row: Sendable, Equatable {
-        /// The values as the author sent them, in `columns` order; nil for an absent key.
-        public var values: [String: JSONValue]
-    }
-
-    public var rows: [Row]
-    /// Whether the body was a single object (PostgREST still answers with an array).
-    public var wasSingleObject: Bool
-    public var returnRepresentation: Bool
+    /// Each row as the author sent it: only client-writable keys, in the author's order.
+    var rows: [JSONObject]
+    var returnRepresentation: Bool
 
     /// Every row has the same keys, so the first row tells whether `currency` was sent.
-    public var sendsCurrency: Bool { rows.first?.values["currency"] != nil }
+    var sendsCurrency: Bool { rows.first?["currency"] != nil }
 
-    /// The rows as one JSON array with exactly the client-writable keys, the parameter of the
-    /// insert statement (`jsonb_to_recordset`).
-    public var parameterJSON: String {
-        var out = "["
-        for (index, row) in rows.enumerated() {
-            if index > 0 { out += "," }
-            out += "{"
-            var first = true
+    /// The rows as one JSON array with exactly the client-writable keys, each object's keys in
+    /// `columns` order: the parameter of the insert statement (`jsonb_to_recordset`).
+    var parameterJSON: String {
+        var writer = JSONWriter(capacity: 120 * rows.count)
+        writer.beginArray()
+        for row in rows {
+            writer.beginObject()
             for column in Self.columns {
-                guard let value = row.values[column] else { continue }
-                if !first { out += "," }
-                first = false
-                out += JSONString.quoted(column) + ":" + value.serialized()
+                guard let value = row[column] else { continue }
+                writer.key(column)
+                writer.value(value)
             }
-            out += "}"
+            writer.endObject()
         }
-        return out + "]"
+        writer.endArray()
+        return writer.text
     }
 
-    public static func parse(body: [UInt8], contentType: String?, prefer: String?) -> Result<ReportSubmission, APIError> {
+    static func parse(body: [UInt8], contentType: String?, prefer: String?) -> Result<ReportSubmission, APIError> {
         guard isJSONContentType(contentType) else {
             return .failure(.badRequest("PGRST107", "Content-Type must be application/json",
                                         details: "Received \(contentType.map { "'\($0.prefix(100))'" } ?? "no Content-Type")"))
@@ -50,10 +44,8 @@ public struct ReportSubmission: Sendable, Equatable {
         case .failure(let error): return .failure(error)
         }
         let objects: [JSONValue]
-        let single: Bool
         if document.objectValue != nil {
             objects = [document]
-            single = true
         } else if let elements = document.arrayValue {
             guard !elements.isEmpty else {
                 return .failure(.badRequest("PGRST102", "Empty array: send at least one report"))
@@ -63,18 +55,16 @@ public struct ReportSubmission: Sendable, Equatable {
                                             details: "\(elements.count) reports sent, at most \(maxRows) allowed"))
             }
             objects = elements
-            single = false
         } else {
             return .failure(.badRequest("PGRST102", "Body must be a JSON object or an array of objects"))
         }
 
-        var rows: [Row] = []
+        var rows: [JSONObject] = []
         var firstKeys: Set<String>?
         for (index, object) in objects.enumerated() {
             guard let members = object.objectValue else {
                 return .failure(.badRequest("PGRST102", "Element \(index) of the array is not a JSON object"))
             }
-            var values: [String: JSONValue] = [:]
             for member in members {
                 let (key, value) = (member.key, member.value)
                 guard columns.contains(key) else {
@@ -83,18 +73,16 @@ public struct ReportSubmission: Sendable, Equatable {
                         hint: "Writable columns: \(columns.joined(separator: ", "))"))
                 }
                 if case .failure(let error) = check(column: key, value: value) { return .failure(error) }
-                values[key] = value
             }
-            let keys = Set(values.keys)
+            let keys = Set(members.keys)
             if let expected = firstKeys, expected != keys {
                 return .failure(.badRequest("PGRST102", "All object keys must match",
                                             details: "Element \(index) has different keys than element 0"))
             }
             firstKeys = keys
-            rows.append(Row(values: values))
+            rows.append(members)
         }
-        return .success(ReportSubmission(rows: rows, wasSingleObject: single,
-                                         returnRepresentation: PreferHeader(prefer).returnRepresentation))
+        return .success(ReportSubmission(rows: rows, returnRepresentation: PreferHeader(prefer).returnRepresentation))
     }
 
     /// Type checks per column. Range and format rules that the table's CHECK constraints also
@@ -151,24 +139,6 @@ struct PreferHeader {
         for part in header.split(separator: ",") where part.trimmingSpaces == "return=representation" {
             returnRepresentation = true
         }
-    }
-}
-
-enum UUIDText {
-    /// 8-4-4-4-12 hex digits, the only form PostgreSQL's uuid input and the SDKs share.
-    static func isValid(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (byte >= 48 && byte <= 57) || (byte >= 97 && byte <= 102) || (byte >= 65 && byte <= 70) else {
-                    return false
-                }
-            }
-        }
-        return true
     }
 }
 

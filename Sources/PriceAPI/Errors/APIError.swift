@@ -1,21 +1,22 @@
+import PriceHTTP
 import PriceJSON
 
 /// Every error pricesvc answers with, as a value. The two wire shapes are PostgREST's
 /// `{code, details, hint, message}` under /rest/v1 and Supabase Auth's `{code, error_code, msg}`
 /// under /auth/v1; both are rendered here and nowhere else.
-public struct APIError: Error, Sendable, Equatable {
-    public enum Shape: Sendable { case postgrest, auth }
+struct APIError: Error, Sendable, Equatable {
+    enum Shape: Sendable { case postgrest, auth }
 
-    public var status: Int
-    public var code: String
-    public var message: String
-    public var details: String?
-    public var hint: String?
+    var status: Int
+    var code: String
+    var message: String
+    var details: String?
+    var hint: String?
     /// Seconds for `Retry-After` (429 and 503).
-    public var retryAfter: Int?
-    public var shape: Shape
+    var retryAfter: Int?
+    var shape: Shape
 
-    public init(status: Int, code: String, message: String, details: String? = nil,
+    init(status: Int, code: String, message: String, details: String? = nil,
                 hint: String? = nil, retryAfter: Int? = nil, shape: Shape = .postgrest) {
         self.status = status
         self.code = code
@@ -26,23 +27,24 @@ public struct APIError: Error, Sendable, Equatable {
         self.shape = shape
     }
 
-    public var response: HTTPResponse {
+    var response: HTTPResponse {
         var headers: [(String, String)] = []
         if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
-        let body: String
+        var writer = JSONWriter()
+        writer.beginObject()
         switch shape {
         case .postgrest:
-            body = "{\"code\":\(JSONString.quoted(code)),\"details\":\(Self.nullable(details)),"
-                + "\"hint\":\(Self.nullable(hint)),\"message\":\(JSONString.quoted(message))}"
+            writer.key("code"); writer.string(code)
+            writer.key("details"); writer.string(details)
+            writer.key("hint"); writer.string(hint)
+            writer.key("message"); writer.string(message)
         case .auth:
-            body = "{\"code\":\(status),\"error_code\":\(JSONString.quoted(code)),"
-                + "\"msg\":\(JSONString.quoted(message))}"
+            writer.key("code"); writer.number(status)
+            writer.key("error_code"); writer.string(code)
+            writer.key("msg"); writer.string(message)
         }
-        return .json(status, body, headers: headers)
-    }
-
-    private static func nullable(_ text: String?) -> String {
-        text.map(JSONString.quoted) ?? "null"
+        writer.endObject()
+        return .json(status, writer.text, headers: headers)
     }
 }
 
@@ -78,5 +80,5 @@ extension APIError {
 
     static let payloadTooLarge = APIError(status: 413, code: "PGRST413",
                                           message: "Request body is larger than the limit",
-                                          hint: "Send at most 10 reports per request")
+                                          hint: "The limit is on the body's size in bytes (max-body-bytes): send a smaller body")
 }

@@ -1,5 +1,5 @@
 /// Every endpoint pricesvc answers, as a value. Anything else is `.notFound`.
-public enum Route: Sendable, Equatable {
+enum Route: Sendable, Equatable {
     case health
     case ready
     case metrics
@@ -19,7 +19,7 @@ public enum Route: Sendable, Equatable {
     case methodNotAllowed
 
     /// A bounded label for metrics and logs (never the raw path, so cardinality stays fixed).
-    public var label: String {
+    var label: String {
         switch self {
         case .health: return "/healthz"
         case .ready: return "/readyz"
@@ -39,31 +39,14 @@ public enum Route: Sendable, Equatable {
     }
 
     /// Every label `label` can return, in the order /metrics lists them.
-    public static let allLabels: [String] = {
+    static let allLabels: [String] = {
         let routes: [Route] = [.health, .ready, .metrics, .openAPI, .submitReports, .rpc("price_median"),
                                .rpc("price_medians"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
                                .user, .notFound]
         return routes.map(\.label)
     }()
 
-    /// Supabase's gateway rejects requests without an anon key before anything else.
-    public var requiresAPIKey: Bool {
-        switch self {
-        case .health, .ready, .metrics, .notFound, .methodNotAllowed: return false
-        default: return true
-        }
-    }
-
-    /// Routes answered without PostgreSQL run on the event loop; the others on a database worker.
-    public var needsDatabase: Bool {
-        switch self {
-        case .health, .metrics, .openAPI, .reportsDenied, .unknownTable, .signUpChallenge, .notFound, .methodNotAllowed:
-            return false
-        default: return true
-        }
-    }
-
-    public var isAuthRoute: Bool {
+    var isAuthRoute: Bool {
         switch self {
         case .signUp, .signUpChallenge, .token, .logout, .user: return true
         default: return false
@@ -72,13 +55,13 @@ public enum Route: Sendable, Equatable {
 }
 
 /// The read-only functions the REST surface exposes.
-public enum RPCFunction: String, Sendable, CaseIterable {
+enum RPCFunction: String, Sendable, CaseIterable {
     case priceMedian = "price_median"
     case priceMedians = "price_medians"
 }
 
-public enum Router {
-    public static func route(method: String, path: String) -> Route {
+enum Router {
+    static func route(method: String, path: String) -> Route {
         var trimmed = Substring(path)
         if trimmed.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
         switch trimmed {

@@ -1,9 +1,9 @@
 /// PostgREST's SQLSTATE → HTTP status table, for the subset pricesvc can meet, plus the
 /// `PTxyz` convention (a function raising `PT429` answers 429).
-public enum SQLStateMapping {
+enum SQLStateMapping {
     /// The request's database role matters for 42501: an anonymous caller is told to
     /// authenticate (401), a signed-in one is forbidden (403).
-    public static func status(sqlState: String?, isUnavailable: Bool, role: RequestRole) -> Int {
+    static func status(sqlState: String?, isUnavailable: Bool, role: RequestRole) -> Int {
         if isUnavailable { return 503 }
         guard let state = sqlState, state.utf8.count == 5 else { return 500 }
         if state.hasPrefix("PT"), let status = Int(state.dropFirst(2)), (100...599).contains(status) {
@@ -28,7 +28,7 @@ public enum SQLStateMapping {
     }
 
     /// Reads `Retry after N seconds` from a hint, the convention the SQL side uses for PT429.
-    public static func retryAfter(fromHint hint: String?) -> Int? {
+    static func retryAfter(fromHint hint: String?) -> Int? {
         guard let hint else { return nil }
         let prefix = "Retry after "
         guard hint.hasPrefix(prefix) else { return nil }
@@ -38,7 +38,7 @@ public enum SQLStateMapping {
 }
 
 /// The database role a request runs as.
-public enum RequestRole: String, Sendable {
+enum RequestRole: String, Sendable {
     case anon
     case authenticated
 }

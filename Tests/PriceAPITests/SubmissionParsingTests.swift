@@ -1,6 +1,6 @@
 import PriceJSON
 import Testing
-@testable import PriceHTTP
+@testable import PriceAPI
 
 @Suite("Parsing a report submission")
 struct SubmissionParsingTests {
@@ -18,7 +18,6 @@ struct SubmissionParsingTests {
     func singleObject() throws {
         let submission = try parse(#"{"location_id":"sfmta:garage-1","rate_kind":"hourly","price_cents":350}"#).get()
         #expect(submission.rows.count == 1)
-        #expect(submission.wasSingleObject)
         #expect(!submission.returnRepresentation)
         #expect(submission.parameterJSON == #"[{"location_id":"sfmta:garage-1","rate_kind":"hourly","price_cents":350}]"#)
     }
@@ -102,6 +101,14 @@ struct SubmissionParsingTests {
         #expect(rows[1]["location_id"] == "b")
         #expect(rows[0]["currency"] == "CAD", "a currency not sent is the database's default, from the receipt")
         #expect(rows[0]["created_at"] == "2026-01-01T00:00:00+00:00")
+        #expect(text.hasPrefix(#"[{"id":7,"location_id":"a","rate_kind":"flat","price_cents":5,"currency":"CAD","#
+                               + #""created_at":"2026-01-01T00:00:00+00:00"},{"id":8,"#))
+    }
+
+    @Test("the insert parameter lists each row's keys in column order, whatever order they were sent in")
+    func parameterInColumnOrder() throws {
+        let submission = try parse(#"{"price_cents":5,"currency":"EUR","location_id":"a","rate_kind":"flat"}"#).get()
+        #expect(submission.parameterJSON == #"[{"location_id":"a","rate_kind":"flat","price_cents":5,"currency":"EUR"}]"#)
     }
 }
 

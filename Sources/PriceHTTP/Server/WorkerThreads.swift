@@ -1,10 +1,9 @@
 import Foundation
 
-/// Threads that run the requests which wait on PostgreSQL, so libmicrohttpd's event-loop threads
-/// never block. A job that waited longer than `queueTimeout` before a worker took it is handed
-/// its `expired` closure instead (the caller answers 503), so a backlog cannot grow without bound
-/// in time.
-final class DatabaseWorkers: @unchecked Sendable {
+/// Threads for the work that blocks (database round trips), so libmicrohttpd's event loops never do.
+/// A job that waited longer than `queueTimeout` before a thread took it runs its `expired` closure
+/// instead (the application answers 503), so a backlog cannot grow without bound in time.
+final class WorkerThreads: @unchecked Sendable {
     struct Job {
         let enqueuedAt: ContinuousClock.Instant
         let run: @Sendable () -> Void
@@ -15,40 +14,59 @@ final class DatabaseWorkers: @unchecked Sendable {
     private var jobs: [Job] = []
     private var head = 0
     private var stopping = false
+    private var running = 0
     private let queueTimeout: Duration
-    private var threads: [Thread] = []
 
     init(count: Int, queueTimeout: Duration, stackSize: Int) {
         self.queueTimeout = queueTimeout
+        running = count
         for index in 0..<count {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "pricesvc-db-\(index)"
             thread.stackSize = stackSize
-            threads.append(thread)
             thread.start()
         }
     }
 
-    func submit(run: @escaping @Sendable () -> Void, expired: @escaping @Sendable () -> Void) {
+    /// Queues a job unless the threads are stopping. `accepted` runs under the queue's lock just
+    /// before the job is queued, so what it does (suspend the connection) happens before any worker
+    /// can start the job. Returns false, without calling `accepted`, once `stopAndJoin` has begun.
+    func submit(run: @escaping @Sendable () -> Void, expired: @escaping @Sendable () -> Void,
+                accepted: () -> Void) -> Bool {
         condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return false }
+        accepted()
         jobs.append(Job(enqueuedAt: .now, run: run, expired: expired))
         condition.signal()
-        condition.unlock()
+        return true
     }
 
-    /// Lets queued jobs finish, then ends the threads.
-    func stop() {
+    /// Refuses new jobs, lets every queued job finish, and returns once every thread has ended.
+    func stopAndJoin() {
         condition.lock()
         stopping = true
         condition.broadcast()
+        while running > 0 { condition.wait() }
         condition.unlock()
     }
+
+    /// Jobs queued or running right now.
+    var pending: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count - head + busy
+    }
+
+    private var busy = 0
 
     private func work() {
         while true {
             condition.lock()
             while head == jobs.count && !stopping { condition.wait() }
             if head == jobs.count {
+                running -= 1
+                condition.broadcast()
                 condition.unlock()
                 return
             }
@@ -58,12 +76,16 @@ final class DatabaseWorkers: @unchecked Sendable {
                 jobs.removeFirst(head)
                 head = 0
             }
+            busy += 1
             condition.unlock()
             if ContinuousClock.now - job.enqueuedAt > queueTimeout {
                 job.expired()
             } else {
                 job.run()
             }
+            condition.lock()
+            busy -= 1
+            condition.unlock()
         }
     }
 }

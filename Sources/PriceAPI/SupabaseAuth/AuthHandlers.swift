@@ -1,17 +1,18 @@
 import AnonAuth
-import Foundation
+import PriceCrypto
 import PriceDB
+import PriceHTTP
 import PriceJSON
 
 /// Supabase Auth's anonymous subset: sign-up, refresh-token rotation, logout, current user.
 /// Tokens are minted here; what must hold across instances (per-IP limits, rotation and reuse
 /// detection) is decided by the auth functions in the database.
 extension PriceService {
-    func signUp(_ request: HTTPRequest) -> HTTPResponse {
+    func signUp(_ request: HTTPRequest) -> Decision.Outcome {
         let form: SignUpForm
         switch Self.signUpForm(request.body, maxBytes: settings.userMetadataMaxBytes) {
         case .success(let parsed): form = parsed
-        case .failure(let error): return error.response
+        case .failure(let error): return .answer(error.response)
         }
         let metadata = form.metadata
         // With challenges on, the solution is spent in the sign-up's own transaction (first, so a
@@ -23,7 +24,7 @@ extension PriceService {
                 queries.append(.prepared(Statements.spendSignUpChallenge,
                                          [ByteaText.hex(spent.digest), String(spent.expiresAt)]))
             case .failure(let error):
-                return APIError.captchaFailed(error.message).response
+                return .answer(APIError.captchaFailed(error.message).response)
             }
         }
         let refresh = RefreshToken.generate()
@@ -32,36 +33,32 @@ extension PriceService {
             ByteaText.hex(ipKey), metadata, ByteaText.hex(refresh.hash),
             String(settings.signUpsPerHourPerIP), String(settings.signUpBurstPerIP),
         ]))
-        do {
-            let row = try database.run(queries).last?.rows.first
-            guard let row, row.count == 4, let userID = row[0], let sessionID = row[1],
+        return .database(authPlan(queries) { results in
+            guard let row = results.last?.rows.first, row.count == 4, let userID = row[0], let sessionID = row[1],
                   let created = row[2], let updated = row[3] else {
                 return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
             }
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
-            return session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
-        } catch {
-            return authFailure(error).response
-        }
+            return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
+        })
     }
 
-    func refresh(_ request: HTTPRequest) -> HTTPResponse {
+    func refresh(_ request: HTTPRequest) -> Decision.Outcome {
         guard request.queryValue("grant_type") == "refresh_token" else {
-            return APIError.auth(400, "validation_failed",
-                                 "Only grant_type=refresh_token is supported").response
+            return .answer(APIError.auth(400, "validation_failed", "Only grant_type=refresh_token is supported").response)
         }
         let presented: String
         switch JSONBody.parse(request.body) {
         case .failure:
-            return APIError.auth(400, "bad_json", "Body must be a JSON object with refresh_token").response
+            return .answer(APIError.auth(400, "bad_json", "Body must be a JSON object with refresh_token").response)
         case .success(let body):
             guard let token = body["refresh_token"]?.stringValue, !token.isEmpty, token.utf8.count <= 256 else {
-                return APIError.auth(400, "validation_failed", "refresh_token is required").response
+                return .answer(APIError.auth(400, "validation_failed", "refresh_token is required").response)
             }
             presented = token
         }
         guard let presentedHash = RefreshToken.hash(presented) else {
-            return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
+            return .answer(APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response)
         }
         // The child is derived from the presented token, so presenting it twice cannot fork the session.
         let child = refreshChain.child(of: presented)
@@ -71,8 +68,9 @@ extension PriceService {
             String(settings.refreshesPerWindowPerIP), String(settings.refreshWindowSeconds),
             String(settings.refreshReuseSeconds),
         ])
-        do {
-            guard let row = try database.run([query]).last?.rows.first, row.count == 8 else {
+        let refreshChain = self.refreshChain
+        return .database(authPlan([query]) { results in
+            guard let row = results.last?.rows.first, row.count == 8 else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
             guard row[0] == "ok", let userID = row[1], let sessionID = row[2], let created = row[3],
@@ -84,67 +82,66 @@ extension PriceService {
             // the reuse window) the one `generations` derivations down, checked against its stored hash.
             guard let generations = row[6].flatMap({ Int($0) }),
                   let live = refreshChain.descendant(of: presented, generations: generations),
-                  let storedHash = row[7], constantTimeEqual(Array(ByteaText.hex(live.hash).utf8.dropFirst(2)), Array(storedHash.utf8)) else {
+                  let storedHash = row[7], constantTimeEqual(Array(hex(live.hash).utf8), Array(storedHash.utf8)) else {
                 return APIError.auth(400, "refresh_token_not_found",
                                      "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
             }
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: row[5] ?? "{}")
-            return session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
-        } catch {
-            return authFailure(error).response
-        }
+            return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
+        })
     }
 
-    func logout(_ request: HTTPRequest, caller: Caller) -> HTTPResponse {
+    func logout(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
         guard case .user(let token) = caller, let sessionID = token.sessionID else {
-            return APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response
+            return .answer(APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response)
         }
         let scope = request.queryValue("scope") ?? "global"
         guard ["global", "local", "others"].contains(scope) else {
-            return APIError.auth(400, "validation_failed", "scope must be global, local or others").response
+            return .answer(APIError.auth(400, "validation_failed", "scope must be global, local or others").response)
         }
-        do {
-            _ = try database.run([.prepared(Statements.signOut, [sessionID.uuidString.lowercased(), scope])])
-            return .empty(204)
-        } catch {
-            return authFailure(error).response
-        }
+        return .database(authPlan([.prepared(Statements.signOut, [sessionID, scope])]) { _ in .empty(204) })
     }
 
-    func user(caller: Caller) -> HTTPResponse {
+    func user(caller: Caller) -> Decision.Outcome {
         guard case .user(let token) = caller, let userID = token.sub, let sessionID = token.sessionID else {
-            return APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response
+            return .answer(APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response)
         }
-        do {
-            let parameters = [userID.uuidString.lowercased(), sessionID.uuidString.lowercased()]
-            guard let row = try database.run([.prepared(Statements.user, parameters)]).last?.rows.first,
-                  row.count == 4, let id = row[0], let created = row[1], let updated = row[2] else {
+        return .database(authPlan([.prepared(Statements.user, [userID, sessionID])]) { results in
+            guard let row = results.last?.rows.first, row.count == 4, let id = row[0], let created = row[1],
+                  let updated = row[2] else {
                 return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
             }
-            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated,
-                                         userMetadata: row[3] ?? "{}").json)
-        } catch {
-            return authFailure(error).response
+            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row[3] ?? "{}").json)
+        })
+    }
+
+    /// A plan on the auth surface: database errors answer in Supabase Auth's error shape.
+    private func authPlan(_ queries: [Query], _ success: @escaping @Sendable ([QueryResult]) -> HTTPResponse) -> DatabasePlan {
+        let retryAfter = settings.unavailableRetryAfter
+        return DatabasePlan(queries) { outcome in
+            switch outcome {
+            case .success(let results): return success(results)
+            case .failure(let error): return Self.authFailure(error, unavailableRetryAfter: retryAfter).response
+            }
         }
     }
 
     private func session(userID: String, sessionID: String, refreshToken: String, user: UserRecord) -> HTTPResponse {
-        guard let userUUID = UUID(uuidString: userID), let sessionUUID = UUID(uuidString: sessionID) else {
+        guard UUIDText.isValid(userID), UUIDText.isValid(sessionID) else {
             return APIError.auth(500, "unexpected_failure", "Malformed identifiers from the database").response
         }
         let now = self.now()
-        let access = issuer.accessToken(userID: userUUID, sessionID: sessionUUID, now: now)
+        let access = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
         let body = SessionBody(accessToken: access.token, expiresIn: access.expiresAt - now,
                                expiresAt: access.expiresAt, refreshToken: refreshToken, user: user)
         return .json(200, body.json)
     }
 
     /// Database errors on the auth surface, in Supabase Auth's error shape.
-    private func authFailure(_ error: DatabaseError) -> APIError {
-        metrics.recordDatabaseError(kind: APIError.metricsKind(error))
+    static func authFailure(_ error: DatabaseError, unavailableRetryAfter: Int) -> APIError {
         if error.isUnavailable {
             return .auth(503, "service_unavailable", "Database unavailable, retry shortly",
-                         retryAfter: settings.unavailableRetryAfter)
+                         retryAfter: unavailableRetryAfter)
         }
         switch error.sqlState {
         case "PT429":

@@ -3,7 +3,9 @@ import Foundation
 import PriceDB
 import PriceJSON
 import Testing
-@testable import PriceHTTP
+import PriceCrypto
+import PriceHTTP
+@testable import PriceAPI
 
 @Suite("Sign-up challenges on the HTTP surface, without a database")
 struct SignUpChallengeServiceTests {
@@ -17,7 +19,7 @@ struct SignUpChallengeServiceTests {
     }
 
     func solvedToken(_ fixture: ServiceFixture) throws -> String {
-        let response = fixture.service.handle(fixture.request("GET", "/auth/v1/challenge"))
+        let response = fixture.handle(fixture.request("GET", "/auth/v1/challenge"))
         #expect(response.status == 200)
         #expect(response.header("Cache-Control") == "no-store")
         let challenge = try JSONValue.parse(response.body, maxBytes: 4096)
@@ -25,7 +27,7 @@ struct SignUpChallengeServiceTests {
         let hash = try #require(challenge["challenge"]?.stringValue)
         #expect(challenge["algorithm"] == "SHA-256" && challenge["maxnumber"] == 50)
         let number = try #require((0...50).first { n in
-            sha256(salt + String(n)).map { String(format: "%02x", $0) }.joined() == hash
+            hex(sha256(salt + String(n))) == hash
         })
         let payload = #"{"algorithm":"SHA-256","challenge":"\#(hash)","number":\#(number),"salt":"\#(salt)","#
             + #""signature":"\#(try #require(challenge["signature"]?.stringValue))"}"#
@@ -39,21 +41,22 @@ struct SignUpChallengeServiceTests {
     @Test("the challenge route needs no database, and is answered only when challenges are on")
     func challengeRoute() {
         #expect(Router.route(method: "GET", path: "/auth/v1/challenge") == .signUpChallenge)
-        #expect(!Route.signUpChallenge.needsDatabase && Route.signUpChallenge.isAuthRoute)
+        #expect(Route.signUpChallenge.isAuthRoute)
         #expect(Router.route(method: "POST", path: "/auth/v1/challenge") == .methodNotAllowed)
         let off = ServiceFixture()
-        let response = off.service.handle(off.request("GET", "/auth/v1/challenge"))
+        #expect(!off.service.decide(off.request("GET", "/auth/v1/challenge")).needsDatabase)
+        let response = off.handle(off.request("GET", "/auth/v1/challenge"))
         #expect(response.status == 422)
         var noKey = off.request("GET", "/auth/v1/challenge")
         noKey.headers["apikey"] = nil
-        #expect(ServiceFixture(signUpChallenges: Self.challenges).service.handle(noKey).status == 401)
+        #expect(ServiceFixture(signUpChallenges: Self.challenges).handle(noKey).status == 401)
     }
 
     @Test("a solved challenge is spent in the same batch as the sign-up, before it")
     func spentInTheSignUpBatch() throws {
         let fixture = ServiceFixture(database: RecordingDatabase(answer: Self.signedUp), signUpChallenges: Self.challenges)
         let token = try solvedToken(fixture)
-        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: token)))
+        let response = fixture.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: token)))
         #expect(response.status == 200)
         let batch = try #require(fixture.database.batches.first)
         #expect(fixture.database.batches.count == 1)
@@ -66,7 +69,7 @@ struct SignUpChallengeServiceTests {
     func refusedBeforeTheDatabase() throws {
         let fixture = ServiceFixture(signUpChallenges: Self.challenges)
         for body in [signUpBody(token: nil), signUpBody(token: "bm90IGpzb24="), #"{"data":{}}"#, ""] {
-            let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup", body: body))
+            let response = fixture.handle(fixture.request("POST", "/auth/v1/signup", body: body))
             #expect(response.status == 400)
             let error = try JSONValue.parse(response.body, maxBytes: 4096)
             #expect(error["error_code"] == "captcha_failed")
@@ -81,7 +84,7 @@ struct SignUpChallengeServiceTests {
             throw DatabaseError(code: .server, sqlState: "PA010", message: "sign-up challenge already used")
         }
         let fixture = ServiceFixture(database: database, signUpChallenges: Self.challenges)
-        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup",
+        let response = fixture.handle(fixture.request("POST", "/auth/v1/signup",
                                                               body: signUpBody(token: try solvedToken(fixture))))
         #expect(response.status == 400)
         let error = try JSONValue.parse(response.body, maxBytes: 4096)
@@ -92,7 +95,7 @@ struct SignUpChallengeServiceTests {
     @Test("with challenges off, a captcha_token is ignored and sign-up is one statement")
     func offIgnoresTheToken() throws {
         let fixture = ServiceFixture(database: RecordingDatabase(answer: Self.signedUp))
-        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: "junk")))
+        let response = fixture.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: "junk")))
         #expect(response.status == 200)
         #expect(fixture.database.batches.map { $0.map(statementName) } == [["pricesvc_sign_up"]])
     }

@@ -4,7 +4,8 @@ import PriceDB
 import PriceJSON
 import Synchronization
 import Testing
-@testable import PriceHTTP
+import PriceHTTP
+@testable import PriceAPI
 
 /// Records what the service would send to PostgreSQL and answers with canned results, so the
 /// request pipeline (limits, keys, identity, statements) is tested without a database. The
@@ -24,7 +25,6 @@ final class RecordingDatabase: QueryRunner {
         return try answer(queries)
     }
 
-    var poolGauges: Metrics.PoolGauges { .init(size: 8, inUse: 1, idle: 7, waiting: 0) }
     var batches: [[Query]] { sent.withLock { $0 } }
 }
 
@@ -33,24 +33,37 @@ struct ServiceFixture {
     let issuer = TokenIssuer(secret: ServiceFixture.secret)
     let database: RecordingDatabase
     let service: PriceService
+    let application: PriceApplication
     let now = 1_800_000_000
 
-    init(settings: ServiceSettings = { var s = ServiceSettings(); s.accessLog = false; return s }(),
+    init(settings: ServiceSettings = ServiceSettings(),
          database: RecordingDatabase = RecordingDatabase(), signUpChallenges: SignUpChallenges? = nil) {
         self.database = database
         let fixedNow = Double(now)
-        service = PriceService(settings: settings, database: database, issuer: issuer,
+        let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: {
+            PoolStats(size: 8, inUse: 1, idle: 7, waiting: 0)
+        })
+        service = PriceService(settings: settings, issuer: issuer,
                                verifier: TokenVerifier(secrets: [ServiceFixture.secret]),
                                clientKey: ClientKey(secret: ServiceFixture.secret),
                                refreshChain: RefreshTokenChain(secret: ServiceFixture.secret),
-                               readiness: Readiness(shipped: []), signUpChallenges: signUpChallenges,
-                               clock: { fixedNow })
+                               readiness: Readiness(shipped: []), metrics: metrics,
+                               signUpChallenges: signUpChallenges, clock: { fixedNow })
+        application = PriceApplication(service: service, database: database)
     }
 
     var anonKey: String { issuer.anonKey() }
 
     func userToken() -> String {
-        issuer.accessToken(userID: UUID(), sessionID: UUID(), now: now).token
+        issuer.accessToken(userID: UUID().uuidString.lowercased(), sessionID: UUID().uuidString.lowercased(), now: now).token
+    }
+
+    /// What the server shell would do: decide, and run a database plan as a worker would.
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        switch application.respond(to: request).work {
+        case .now(let response): return response
+        case .onWorker(let run, _): return run()
+        }
     }
 
     func request(_ method: String, _ path: String, body: String = "", token: String? = nil,
@@ -83,7 +96,7 @@ struct ServiceTests {
     func submissionIsOneRoundTrip() throws {
         let fixture = ServiceFixture()
         let token = fixture.userToken()
-        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: token))
+        let response = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: token))
         #expect(response.status == 201)
         #expect(response.body.isEmpty)
         let batches = fixture.database.batches
@@ -98,7 +111,7 @@ struct ServiceTests {
     func submissionWithCurrency() throws {
         let fixture = ServiceFixture()
         let body = #"{"location_id":"a","rate_kind":"daily","price_cents":900,"currency":"EUR"}"#
-        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: body,
+        let response = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: body,
                                                               token: fixture.userToken()))
         #expect(response.status == 201)
         let batch = try #require(fixture.database.batches.first)
@@ -109,9 +122,11 @@ struct ServiceTests {
     @Test("without a Bearer token, or with the anon key as Bearer, the request runs as anon")
     func anonIdentity() throws {
         let fixture = ServiceFixture()
-        _ = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report))
-        _ = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: fixture.anonKey))
-        for batch in fixture.database.batches {
+        _ = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report))
+        _ = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: fixture.anonKey))
+        let batches = fixture.database.batches
+        #expect(batches.count == 2)
+        for batch in batches {
             #expect(parameters(batch[0]) == ["anon", ""])
         }
     }
@@ -121,9 +136,9 @@ struct ServiceTests {
         let fixture = ServiceFixture()
         var missing = fixture.request("POST", "/rest/v1/price_reports", body: report)
         missing.headers["apikey"] = nil
-        #expect(fixture.service.handle(missing).status == 401)
+        #expect(fixture.handle(missing).status == 401)
         let foreign = TokenIssuer(secret: Array(repeating: 7, count: 32)).anonKey()
-        #expect(fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, apikey: foreign)).status == 401)
+        #expect(fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, apikey: foreign)).status == 401)
         #expect(fixture.database.batches.isEmpty)
     }
 
@@ -131,13 +146,13 @@ struct ServiceTests {
     func badTokens() throws {
         let fixture = ServiceFixture()
         let forged = TokenIssuer(secret: Array(repeating: 9, count: 32))
-            .accessToken(userID: UUID(), sessionID: UUID(), now: fixture.now).token
+            .accessToken(userID: UUID().uuidString.lowercased(), sessionID: UUID().uuidString.lowercased(), now: fixture.now).token
         let expired = TokenIssuer(secret: ServiceFixture.secret, accessTokenLifetime: 60)
-            .accessToken(userID: UUID(), sessionID: UUID(), now: fixture.now - 3600).token
-        let forgedResponse = fixture.service.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
+            .accessToken(userID: UUID().uuidString.lowercased(), sessionID: UUID().uuidString.lowercased(), now: fixture.now - 3600).token
+        let forgedResponse = fixture.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
                                                                     body: #"{"location_ids":[]}"#, token: forged))
         #expect(forgedResponse.status == 401)
-        let expiredResponse = fixture.service.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
+        let expiredResponse = fixture.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
                                                                      body: #"{"location_ids":[]}"#, token: expired))
         #expect(expiredResponse.status == 401)
         #expect(try JSONValue.parse(expiredResponse.body, maxBytes: 4096)["code"] == "PGRST303")
@@ -151,7 +166,7 @@ struct ServiceTests {
                                 detail: "10 reports in the last 60 minutes", hint: "Retry after 1234 seconds")
         }
         let fixture = ServiceFixture(database: database)
-        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/price_reports", body: report,
+        let response = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report,
                                                               token: fixture.userToken()))
         #expect(response.status == 429)
         #expect(response.header("Retry-After") == "1234")
@@ -166,43 +181,42 @@ struct ServiceTests {
             throw DatabaseError(code: .connectionLost, sqlState: "08006", message: "server closed the connection")
         }
         let fixture = ServiceFixture(database: database)
-        let response = fixture.service.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
+        let response = fixture.handle(fixture.request("POST", "/rest/v1/rpc/price_medians",
                                                               body: #"{"location_ids":["a"]}"#, token: fixture.userToken()))
         #expect(response.status == 503)
         #expect(response.header("Retry-After") == "1")
-        let metrics = fixture.service.handle(HTTPRequest(method: "GET", path: "/metrics"))
+        let metrics = fixture.handle(HTTPRequest(method: "GET", path: "/metrics"))
         let text = String(decoding: metrics.body, as: UTF8.self)
         #expect(text.contains("pricesvc_database_errors_total{kind=\"unavailable\"} 1"))
-        #expect(text.contains("pricesvc_http_requests_total{route=\"/rest/v1/rpc/price_medians\",status=\"503\"} 1"))
+        #expect(text.contains("pricesvc_db_pool_connections{state=\"idle\"} 7"))
     }
 
     @Test("the per-IP limit answers 429 with Retry-After once the bucket is empty")
     func perIPLimit() {
         var settings = ServiceSettings()
         settings.requestsPerMinutePerIP = 3
-        settings.accessLog = false
         let fixture = ServiceFixture(settings: settings)
         let statuses = (0..<4).map { _ in
-            fixture.service.handle(fixture.request("GET", "/rest/v1/price_reports", token: fixture.userToken())).status
+            fixture.handle(fixture.request("GET", "/rest/v1/price_reports", token: fixture.userToken())).status
         }
         #expect(statuses == [403, 403, 403, 429])
-        let limited = fixture.service.handle(fixture.request("GET", "/rest/v1/price_reports"))
+        let limited = fixture.handle(fixture.request("GET", "/rest/v1/price_reports"))
         #expect(limited.header("Retry-After") == "20")
     }
 
     @Test("reading reports is refused: 403 signed in, 401 anonymous")
     func readingReportsDenied() throws {
         let fixture = ServiceFixture()
-        let signedIn = fixture.service.handle(fixture.request("GET", "/rest/v1/price_reports", token: fixture.userToken()))
+        let signedIn = fixture.handle(fixture.request("GET", "/rest/v1/price_reports", token: fixture.userToken()))
         #expect(signedIn.status == 403)
         #expect(try JSONValue.parse(signedIn.body, maxBytes: 4096)["code"] == "42501")
-        #expect(fixture.service.handle(fixture.request("DELETE", "/rest/v1/price_reports")).status == 401)
+        #expect(fixture.handle(fixture.request("DELETE", "/rest/v1/price_reports")).status == 401)
     }
 
     @Test("sign-up with an email is refused with 422 in Supabase Auth's error shape")
     func signUpWithEmail() throws {
         let fixture = ServiceFixture()
-        let response = fixture.service.handle(fixture.request("POST", "/auth/v1/signup",
+        let response = fixture.handle(fixture.request("POST", "/auth/v1/signup",
                                                               body: #"{"email":"a@b.c","password":"x"}"#))
         #expect(response.status == 422)
         let body = try JSONValue.parse(response.body, maxBytes: 4096)
@@ -210,11 +224,47 @@ struct ServiceTests {
         #expect(fixture.database.batches.isEmpty)
     }
 
-    @Test("every response carries the request id")
-    func requestID() {
+    @Test("a 400, 401, 404 or 429 is decided without a database plan, so it never takes a worker")
+    func refusalsNeedNoWorker() {
         let fixture = ServiceFixture()
-        var request = HTTPRequest(method: "GET", path: "/healthz")
-        request.requestID = "abc-1"
-        #expect(fixture.service.handle(request).header("X-Request-Id") == "abc-1")
+        var missingKey = fixture.request("POST", "/rest/v1/rpc/price_medians", body: #"{"location_ids":[]}"#)
+        missingKey.headers["apikey"] = nil
+        let forged = TokenIssuer(secret: Array(repeating: 9, count: 32)).anonKey()
+        var settings = ServiceSettings()
+        settings.requestsPerMinutePerIP = 1
+        let limited = ServiceFixture(settings: settings)
+        let decisions = [
+            fixture.service.decide(fixture.request("POST", "/rest/v1/price_reports", body: "{", token: fixture.userToken())),
+            fixture.service.decide(missingKey),
+            fixture.service.decide(fixture.request("POST", "/auth/v1/signup", apikey: forged)),
+            fixture.service.decide(fixture.request("POST", "/nowhere")),
+            limited.service.decide(limited.request("GET", "/rest/v1/")),
+            limited.service.decide(limited.request("POST", "/rest/v1/price_reports", body: report)),
+        ]
+        #expect(decisions.map(status) == [400, 401, 401, 404, 200, 429])
+        #expect(decisions.allSatisfy { !$0.needsDatabase })
+        #expect(fixture.database.batches.isEmpty && limited.database.batches.isEmpty)
     }
+
+    @Test("a request that passes every check becomes one plan, labelled with its route")
+    func planForAValidRequest() throws {
+        let fixture = ServiceFixture()
+        let reply = fixture.application.respond(to: fixture.request("POST", "/rest/v1/rpc/price_medians",
+                                                                    body: #"{"location_ids":["a"]}"#, token: fixture.userToken()))
+        #expect(reply.label == "/rest/v1/rpc/price_medians")
+        guard case .onWorker(_, let expired) = reply.work else {
+            Issue.record("expected work for a database worker")
+            return
+        }
+        #expect(fixture.database.batches.isEmpty, "nothing is sent before a worker runs the plan")
+        let busy = expired()
+        #expect(busy.status == 503)
+        #expect(busy.header("Retry-After") == "1")
+        #expect(try JSONValue.parse(busy.body, maxBytes: 4096)["code"] == "PGRST003")
+    }
+}
+
+func status(_ decision: Decision) -> Int? {
+    if case .answer(let response) = decision.outcome { return response.status }
+    return nil
 }

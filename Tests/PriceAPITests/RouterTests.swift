@@ -1,6 +1,6 @@
 import PriceJSON
 import Testing
-@testable import PriceHTTP
+@testable import PriceAPI
 
 @Suite("Router")
 struct RouterTests {
@@ -26,14 +26,6 @@ struct RouterTests {
         #expect(Route.rpc("anything_at_all").label == "/rest/v1/rpc/*")
         #expect(Route.rpc("price_medians").label == "/rest/v1/rpc/price_medians")
         #expect(Route.unknownTable("secret").label == "/rest/v1/*")
-    }
-
-    @Test("operations endpoints need no api key; the API does")
-    func apiKeyRequirement() {
-        #expect(!Route.health.requiresAPIKey)
-        #expect(!Route.metrics.requiresAPIKey)
-        #expect(Route.submitReports.requiresAPIKey)
-        #expect(Route.signUp.requiresAPIKey)
     }
 
     @Test("every path and method in the OpenAPI document is routed, and nothing it omits")

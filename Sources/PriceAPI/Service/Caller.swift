@@ -1,0 +1,61 @@
+import AnonAuth
+import PriceCrypto
+import PriceDB
+import PriceHTTP
+
+/// Who a request runs as in PostgreSQL, from its `Authorization` header.
+enum Caller: Sendable {
+    case anon
+    case user(VerifiedToken)
+
+    var role: RequestRole {
+        if case .user = self { return .authenticated }
+        return .anon
+    }
+
+    /// The identity statement every transaction starts with.
+    var identityQuery: Query {
+        switch self {
+        case .anon: return .prepared(Statements.identity, ["anon", ""])
+        case .user(let token): return .prepared(Statements.identity, ["authenticated", token.token])
+        }
+    }
+}
+
+extension PriceService {
+    /// Supabase's gateway contract: every /rest and /auth request carries the anon key.
+    func checkAPIKey(_ request: HTTPRequest, isAuthRoute: Bool) -> APIError? {
+        guard let key = request.header("apikey"), !key.isEmpty else {
+            return isAuthRoute
+                ? .auth(401, "no_api_key", "No API key found in request")
+                : APIError(status: 401, code: "PGRST000", message: "No API key found in request",
+                           hint: "Send the anon key in the apikey header (pricesvc keys prints it)")
+        }
+        if !constantTimeEqual(Array(key.utf8), anonKey), case .failure = verifier.verifyAnonKey(key, now: now()) {
+            return isAuthRoute
+                ? .auth(401, "invalid_api_key", "Invalid API key")
+                : APIError(status: 401, code: "PGRST000", message: "Invalid API key",
+                           hint: "The apikey header must hold this service's anon key")
+        }
+        return nil
+    }
+
+    /// The caller: anonymous without a Bearer token (or with the anon key as one), else a verified user.
+    func identify(_ request: HTTPRequest) -> Result<Caller, APIError> {
+        guard let authorization = request.header("authorization") else { return .success(.anon) }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            return .failure(APIError(status: 401, code: "PGRST301", message: "Authorization header must be 'Bearer <token>'"))
+        }
+        let token = String(parts[1])
+        if token == request.header("apikey") { return .success(.anon) }
+        switch verifier.verifyAccessToken(token, now: now()) {
+        case .success(let verified):
+            return .success(.user(verified))
+        case .failure(let accessError):
+            if case .success = verifier.verifyAnonKey(token, now: now()) { return .success(.anon) }
+            let code = accessError.code == .expired ? "PGRST303" : "PGRST301"
+            return .failure(APIError(status: 401, code: code, message: accessError.message))
+        }
+    }
+}

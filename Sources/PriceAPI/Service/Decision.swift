@@ -1,0 +1,33 @@
+import PriceDB
+import PriceHTTP
+
+/// What the service core decided for one request.
+struct Decision: Sendable {
+    enum Outcome: Sendable {
+        /// Decided without PostgreSQL: answered on the event loop.
+        case answer(HTTPResponse)
+        /// One round trip, run on a database worker.
+        case database(DatabasePlan)
+    }
+
+    var route: Route
+    var outcome: Outcome
+
+    var needsDatabase: Bool {
+        if case .database = outcome { return true }
+        return false
+    }
+}
+
+/// The slow part of a request, prepared in full before any hand-off: the queries of one pipelined
+/// round trip and how their results become the answer. Running it needs nothing of the request.
+struct DatabasePlan: Sendable {
+    let queries: [Query]
+    /// Turns the round trip's outcome into the answer (on the worker).
+    let answer: @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse
+
+    init(_ queries: [Query], answer: @escaping @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse) {
+        self.queries = queries
+        self.answer = answer
+    }
+}

@@ -1,0 +1,49 @@
+import PriceDB
+import PriceHTTP
+
+/// What a plan runs on: one pipelined round trip. `ConnectionPool` in production, a recorder in tests.
+public protocol QueryRunner: Sendable {
+    func run(_ queries: [Query]) throws(DatabaseError) -> [QueryResult]
+}
+
+extension ConnectionPool: QueryRunner {}
+
+/// The service as the HTTP server sees it: the core's decision on the event loop, and a database
+/// plan turned into the work a worker thread runs.
+public struct PriceApplication: HTTPApplication {
+    let service: PriceService
+    let database: any QueryRunner
+
+    public init(service: PriceService, database: any QueryRunner) {
+        self.service = service
+        self.database = database
+    }
+
+    public func respond(to request: HTTPRequest) -> Reply {
+        let decision = service.decide(request)
+        switch decision.outcome {
+        case .answer(let response):
+            return Reply(label: decision.route.label, work: .now(response))
+        case .database(let plan):
+            let (service, route) = (self.service, decision.route)
+            return Reply(label: route.label, work: .onWorker(run: { execute(plan) },
+                                                             expired: { service.overloaded(route) }))
+        }
+    }
+
+    public func payloadTooLarge(_ request: HTTPRequest) -> (label: String, response: HTTPResponse) {
+        let decision = service.payloadTooLarge(request)
+        guard case .answer(let response) = decision.outcome else { preconditionFailure("413 needs no database") }
+        return (decision.route.label, response)
+    }
+
+    /// The round trip, on a worker thread. Every database error is counted here, once.
+    func execute(_ plan: DatabasePlan) -> HTTPResponse {
+        do throws(DatabaseError) {
+            return plan.answer(.success(try database.run(plan.queries)))
+        } catch {
+            service.metrics.recordDatabaseError(error)
+            return plan.answer(.failure(error))
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import AnonAuth
+import Foundation
+import PriceDB
+import PriceHTTP
+import PriceJSON
+
+/// The service core: what to do with a request, decided once where it arrives. Route, per-IP
+/// limit, apikey, caller identity, body parsing and validation all happen in `decide`; what is left
+/// for PostgreSQL comes back as a `DatabasePlan`. No sockets and no database here, so every path is
+/// tested with a plain `HTTPRequest` (see `PriceApplication` for who runs the plans).
+public final class PriceService: Sendable {
+    let settings: ServiceSettings
+    let issuer: TokenIssuer
+    /// The current anon key, so the common case of the `apikey` check is one constant-time compare
+    /// instead of an HMAC; any other key (e.g. signed with the previous secret) is verified in full.
+    let anonKey: [UInt8]
+    let verifier: TokenVerifier
+    let clientKey: ClientKey
+    let refreshChain: RefreshTokenChain
+    /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
+    let signUpChallenges: SignUpChallenges?
+    let rateLimiter: RateLimiter
+    let metrics: ServiceMetrics
+    let readiness: Readiness
+    let clock: @Sendable () -> Double
+
+    public init(settings: ServiceSettings, issuer: TokenIssuer, verifier: TokenVerifier,
+                clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
+                metrics: ServiceMetrics, signUpChallenges: SignUpChallenges? = nil,
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.settings = settings
+        self.issuer = issuer
+        self.anonKey = Array(issuer.anonKey().utf8)
+        self.verifier = verifier
+        self.clientKey = clientKey
+        self.refreshChain = refreshChain
+        self.signUpChallenges = signUpChallenges
+        self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
+        self.metrics = metrics
+        self.readiness = readiness
+        self.clock = clock
+    }
+
+    /// Routes the request and decides it: an answer, or the plan of one database round trip.
+    func decide(_ request: HTTPRequest) -> Decision {
+        let route = Router.route(method: request.method, path: request.path)
+        return Decision(route: route, outcome: outcome(route, request))
+    }
+
+    /// The answer for a body over the limit, which the server shell decides before the body is read.
+    func payloadTooLarge(_ request: HTTPRequest) -> Decision {
+        let route = Router.route(method: request.method, path: request.path)
+        let error = route.isAuthRoute
+            ? APIError.auth(413, "request_too_large", "Request body is larger than the limit")
+            : APIError.payloadTooLarge
+        return Decision(route: route, outcome: .answer(error.response))
+    }
+
+    /// The answer for a request whose plan waited too long for a database worker.
+    func overloaded(_ route: Route) -> HTTPResponse {
+        let error = route.isAuthRoute
+            ? APIError.auth(503, "service_unavailable", "Server busy, retry shortly",
+                            retryAfter: settings.unavailableRetryAfter)
+            : APIError(status: 503, code: "PGRST003", message: "Server busy: timed out waiting for a database worker",
+                       retryAfter: settings.unavailableRetryAfter)
+        return error.response
+    }
+
+    private func outcome(_ route: Route, _ request: HTTPRequest) -> Decision.Outcome {
+        switch route {
+        case .health:
+            return .answer(.json(200, "{\"status\":\"ok\"}"))
+        case .ready:
+            return .database(readinessPlan())
+        case .metrics:
+            return .answer(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                                        body: Array(metrics.render().utf8)))
+        case .notFound:
+            return .answer(APIError.notFound.response)
+        case .methodNotAllowed:
+            return .answer(APIError.methodNotAllowed(request.method).response)
+        default:
+            break
+        }
+
+        if case .limited(let retryAfter) = rateLimiter.take(key: request.clientIP, now: clock()) {
+            metrics.recordRateLimited()
+            return .answer(APIError.rateLimited(retryAfter: retryAfter, shape: route.isAuthRoute ? .auth : .postgrest).response)
+        }
+        if let failure = checkAPIKey(request, isAuthRoute: route.isAuthRoute) {
+            return .answer(failure.response)
+        }
+        let caller: Caller
+        switch identify(request) {
+        case .success(let identified): caller = identified
+        case .failure(let error):
+            return .answer((route.isAuthRoute ? APIError.auth(401, "bad_jwt", error.message) : error).response)
+        }
+
+        switch route {
+        case .openAPI:
+            return .answer(.json(200, OpenAPIDocument.json,
+                                 headers: [("Content-Type", "application/openapi+json; charset=utf-8")]))
+        case .submitReports:
+            return submitReports(request, caller: caller)
+        case .reportsDenied:
+            return .answer(APIError(status: caller.role == .anon ? 401 : 403, code: "42501",
+                                    message: "permission denied for table price_reports",
+                                    hint: "Reports can only be inserted; read medians through /rest/v1/rpc/price_medians").response)
+        case .rpc(let name):
+            return callMedian(name, request, caller: caller)
+        case .unknownTable(let name):
+            return .answer(APIError(status: 404, code: "PGRST205",
+                                    message: "Could not find the table 'public.\(JSONBody.printable(name))' in the schema cache",
+                                    hint: "The only table is price_reports (insert only)").response)
+        case .signUp:
+            return signUp(request)
+        case .signUpChallenge:
+            return .answer(signUpChallenge())
+        case .token:
+            return refresh(request)
+        case .logout:
+            return logout(request, caller: caller)
+        case .user:
+            return user(caller: caller)
+        case .health, .ready, .metrics, .notFound, .methodNotAllowed:
+            preconditionFailure("answered above")
+        }
+    }
+
+    func now() -> Int { Int(clock()) }
+
+    // MARK: readiness
+
+    private func readinessPlan() -> DatabasePlan {
+        let readiness = self.readiness
+        let retryAfter = settings.unavailableRetryAfter
+        return DatabasePlan([.prepared(Statements.appliedMigrations, [])]) { outcome in
+            guard case .success(let results) = outcome else {
+                return .json(503, "{\"status\":\"not ready\",\"reason\":\"database unreachable\"}",
+                             headers: [("Retry-After", "\(retryAfter)")])
+            }
+            let applied = results.last?.rows.compactMap { row -> AppliedMigration? in
+                guard row.count == 2, let name = row[0], let checksum = row[1] else { return nil }
+                return AppliedMigration(name: name, checksum: checksum)
+            } ?? []
+            guard let problem = readiness.problem(applied: applied) else {
+                return .json(200, "{\"status\":\"ready\"}")
+            }
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("status"); writer.string("not ready")
+            writer.key("reason"); writer.string(problem)
+            writer.endObject()
+            return .json(503, writer.text, headers: [("Retry-After", "5")])
+        }
+    }
+}

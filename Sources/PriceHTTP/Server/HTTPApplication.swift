@@ -1,0 +1,29 @@
+/// What the server asks of the application behind it. Both calls run on an event loop, once per
+/// request, so everything decided here (route, limits, keys, body) is decided before any hand-off.
+public protocol HTTPApplication: Sendable {
+    /// The complete request: answer it now, or name the blocking work a worker thread should do.
+    /// - Important: Must not block; anything that waits (a database round trip) goes in `Reply.Work.onWorker`.
+    func respond(to request: HTTPRequest) -> Reply
+
+    /// The answer for a body over the limit, decided from the headers alone (`request.body` is empty).
+    func payloadTooLarge(_ request: HTTPRequest) -> (label: String, response: HTTPResponse)
+}
+
+/// The application's decision for one request.
+public struct Reply: Sendable {
+    public enum Work: Sendable {
+        case now(HTTPResponse)
+        /// `run` blocks (a database round trip) and runs on a worker thread. `expired` answers instead
+        /// when no worker took the request within the queue timeout.
+        case onWorker(run: @Sendable () -> HTTPResponse, expired: @Sendable () -> HTTPResponse)
+    }
+
+    /// A bounded label for metrics and the access log (never the raw path).
+    public var label: String
+    public var work: Work
+
+    public init(label: String, work: Work) {
+        self.label = label
+        self.work = work
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+import PriceJSON
+import Testing
+@testable import PriceHTTP
+
+@Suite("The access log")
+struct AccessLogTests {
+    @Test("the access log line holds time, request id, method, route, status and duration, and nothing else")
+    func accessLogLine() throws {
+        let line = AccessLog.line(.init(time: .init(timeIntervalSince1970: 0), requestID: "r-1", method: "POST",
+                                        route: "/rest/v1/price_reports", status: 201, seconds: 0.0015))
+        let entry = try JSONValue.parse(Array(line.utf8.dropLast()), maxBytes: 4096)
+        #expect(entry.objectValue?.keys == ["time", "request_id", "method", "route", "status", "duration_ms"])
+        #expect(entry["time"] == "1970-01-01T00:00:00.000Z")
+        #expect(entry["duration_ms"] == 1.5)
+        #expect(line.hasSuffix("}\n"))
+    }
+}
