@@ -5,15 +5,15 @@ import Foundation
 /// (entries left of it are client-controlled and cannot be believed). The address is then grouped
 /// by `ClientNetwork`, so an IPv6 client counts once per network, not once per address.
 struct ClientAddress: Sendable {
-    public let trustedProxies: Set<String>
-    public let ipv6Prefix: Int
+    let trustedProxies: Set<String>
+    let ipv6Prefix: Int
 
-    public init(trustedProxies: Set<String>, ipv6Prefix: Int = 64) {
+    init(trustedProxies: Set<String>, ipv6Prefix: Int = 64) {
         self.trustedProxies = trustedProxies
         self.ipv6Prefix = ipv6Prefix
     }
 
-    public func resolve(peer: String, forwardedFor: String?) -> String {
+    func resolve(peer: String, forwardedFor: String?) -> String {
         let peerKey = ClientNetwork.key(for: peer, ipv6Prefix: ipv6Prefix) ?? peer
         guard trustedProxies.contains(peer), let forwardedFor else { return peerKey }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -7,7 +7,7 @@ import Foundation
 enum ClientNetwork {
     /// The canonical key: `203.0.113.5`, or `2001:db8:1:2::/64` (the masked network, RFC 5952 text,
     /// and the prefix length). `nil` when `address` is not a literal IPv4 or IPv6 address.
-    public static func key(for address: String, ipv6Prefix: Int) -> String? {
+    static func key(for address: String, ipv6Prefix: Int) -> String? {
         precondition((1...128).contains(ipv6Prefix), "ipv6Prefix must be 1...128")
         var bytes = [UInt8](repeating: 0, count: 16)
         if bytes.withUnsafeMutableBytes({ inet_pton(AF_INET, address, $0.baseAddress) }) == 1 {

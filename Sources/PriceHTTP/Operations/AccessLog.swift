@@ -4,20 +4,20 @@ import PriceJSON
 /// One JSON line per request on standard output. Deliberately no headers, no query string and no
 /// body: tokens travel in headers and bodies, and a log must never hold them.
 struct AccessLog: Sendable {
-    public let enabled: Bool
+    let enabled: Bool
 
-    public init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool) { self.enabled = enabled }
 
-    public struct Entry: Sendable {
-        public var time: Date
-        public var requestID: String
-        public var method: String
-        public var route: String
-        public var status: Int
-        public var seconds: Double
+    struct Entry: Sendable {
+        var time: Date
+        var requestID: String
+        var method: String
+        var route: String
+        var status: Int
+        var seconds: Double
     }
 
-    public static func line(_ entry: Entry) -> String {
+    static func line(_ entry: Entry) -> String {
         let millis = (entry.seconds * 1_000_000).rounded() / 1000
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
@@ -31,7 +31,7 @@ struct AccessLog: Sendable {
         return writer.text + "\n"
     }
 
-    public func write(_ entry: Entry) {
+    func write(_ entry: Entry) {
         guard enabled else { return }
         let text = Self.line(entry)
         // One write(2) per line keeps lines from different threads whole.

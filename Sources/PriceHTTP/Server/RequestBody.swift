@@ -6,22 +6,22 @@
 /// of the 413; so up to `drainLimit` further bytes are read and dropped, and the 413 is sent when
 /// the upload ends. Past that, the connection is answered and closed at once.
 struct RequestBody: Sendable, Equatable {
-    public let limit: Int
-    public let drainLimit: Int
-    public private(set) var bytes: [UInt8] = []
-    public private(set) var isTooLarge = false
-    public private(set) var discardedBytes = 0
+    let limit: Int
+    let drainLimit: Int
+    private(set) var bytes: [UInt8] = []
+    private(set) var isTooLarge = false
+    private(set) var discardedBytes = 0
 
-    public init(limit: Int, declaredLength: Int? = nil, drainLimit: Int = 1 << 20) {
+    init(limit: Int, declaredLength: Int? = nil, drainLimit: Int = 1 << 20) {
         self.limit = limit
         self.drainLimit = drainLimit
         if let declared = declaredLength, declared > limit { isTooLarge = true }
     }
 
     /// Too large and too much already drained: answer now rather than read on.
-    public var mustAnswerNow: Bool { isTooLarge && discardedBytes > drainLimit }
+    var mustAnswerNow: Bool { isTooLarge && discardedBytes > drainLimit }
 
-    public mutating func append(_ chunk: UnsafeRawBufferPointer) {
+    mutating func append(_ chunk: UnsafeRawBufferPointer) {
         guard !isTooLarge else {
             discardedBytes += chunk.count
             return
@@ -35,7 +35,7 @@ struct RequestBody: Sendable, Equatable {
         bytes.append(contentsOf: chunk)
     }
 
-    public mutating func append(_ chunk: [UInt8]) {
+    mutating func append(_ chunk: [UInt8]) {
         chunk.withUnsafeBytes { append($0) }
     }
 }
