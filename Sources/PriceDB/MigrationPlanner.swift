@@ -23,7 +23,7 @@ public struct AppliedMigration: Sendable, Hashable {
 /// One file to apply, in its own transaction.
 public struct MigrationStep: Sendable, Equatable {
     public var file: MigrationFile
-    /// True for the repeatable file when an earlier version of it was applied before.
+    /// True for a repeatable file when an earlier version of it was applied before.
     public var isReapplication: Bool
 }
 
@@ -37,7 +37,7 @@ public struct MigrationPlan: Sendable, Equatable {
 
 /// How the database compares with the files, for `/readyz`. Never throws: a changed file is a state to report.
 public struct MigrationStatus: Sendable, Equatable {
-    /// Files not applied yet, or the repeatable file applied in another version.
+    /// Files not applied yet, or repeatable files applied in another version, in the order they would run.
     public var pending: [String]
     /// Versioned files whose applied checksum differs from the file.
     public var changed: [String]
@@ -47,12 +47,20 @@ public struct MigrationStatus: Sendable, Equatable {
 
 /// Decides which migration files to run, without touching a database.
 ///
-/// Versioned files `NNNN_name.sql` run once, in numeric order, and may never change afterwards.
-/// The repeatable `policies.sql` runs after them whenever its checksum changed, and also after any
-/// versioned step (a versioned file that recreates a table drops its policies; re-running the
-/// idempotent policy file restores them).
+/// Two kinds of file, told apart by name:
+/// - **Versioned** `NNNN_name.sql` run once, in numeric order, and may never change afterwards.
+/// - **Repeatable** `name.sql` (lowercase letters, digits and `_`, starting with a letter) hold idempotent
+///   definitions (`create or replace`, revoke-then-grant). They run after the versioned files, in name
+///   order, except ``finalFileName`` (`policies.sql`), which always runs last.
+///
+/// A repeatable file runs when its checksum differs from the applied one. Every repeatable file runs
+/// after any versioned step (a versioned file that drops or recreates an object loses the grants, policies
+/// and functions that hang on it; re-running the idempotent files restores them). `policies.sql` also
+/// runs whenever any other file ran: it grants access and hands every object the others created to the
+/// owner role, so nothing they create is left reachable or owned by the migrating superuser.
 public struct MigrationPlanner: Sendable {
-    public static let repeatableFileName = "policies.sql"
+    /// The repeatable file that runs last: roles, grants, RLS and the ownership hand-off.
+    public static let finalFileName = "policies.sql"
 
     public var files: [MigrationFile]
     public var applied: [AppliedMigration]
@@ -67,7 +75,7 @@ public struct MigrationPlanner: Sendable {
     /// for a misnamed, duplicate-numbered or out-of-order file.
     public func plan() throws(DatabaseError) -> MigrationPlan {
         let (versioned, repeatable) = try orderedFiles()
-        let appliedByName = Dictionary(applied.map { ($0.name, $0.checksum) }, uniquingKeysWith: { _, last in last })
+        let appliedByName = self.appliedByName
         let newestApplied = applied.compactMap { Self.versionNumber(of: $0.name) }.max()
 
         var steps: [MigrationStep] = []
@@ -87,30 +95,36 @@ public struct MigrationPlanner: Sendable {
                                     hint: "restore the applied version and put the change in a new migration file")
             }
         }
-        if let repeatable {
-            let appliedChecksum = appliedByName[repeatable.name]
-            if appliedChecksum != repeatable.checksum || !steps.isEmpty {
-                steps.append(MigrationStep(file: repeatable, isReapplication: appliedChecksum != nil))
+        let afterVersionedStep = !steps.isEmpty
+        for file in repeatable {
+            let appliedChecksum = appliedByName[file.name]
+            let anythingRan = !steps.isEmpty
+            if appliedChecksum != file.checksum || afterVersionedStep
+                || (file.name == Self.finalFileName && anythingRan) {
+                steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil))
             }
         }
         return MigrationPlan(steps: steps, unknownApplied: unknownApplied)
     }
 
-    /// Compares without deciding: what `/readyz` reports.
+    /// Compares without deciding: what `/readyz` reports. Lists files in the order ``plan()`` would run them.
     public func status() -> MigrationStatus {
-        let appliedByName = Dictionary(applied.map { ($0.name, $0.checksum) }, uniquingKeysWith: { _, last in last })
+        let appliedByName = self.appliedByName
         var pending: [String] = []
         var changed: [String] = []
-        let ordered = files.sorted { Self.sortKey($0.name) < Self.sortKey($1.name) }
-        for file in ordered {
+        for file in files.sorted(by: { Self.sortKey($0.name) < Self.sortKey($1.name) }) {
             switch appliedByName[file.name] {
             case nil: pending.append(file.name)
             case file.checksum?: break
-            case _ where file.name == Self.repeatableFileName: pending.append(file.name)
+            case _ where Self.versionNumber(of: file.name) == nil: pending.append(file.name)
             default: changed.append(file.name)
             }
         }
         return MigrationStatus(pending: pending, changed: changed, unknownApplied: unknownApplied)
+    }
+
+    private var appliedByName: [String: String] {
+        Dictionary(applied.map { ($0.name, $0.checksum) }, uniquingKeysWith: { _, last in last })
     }
 
     private var unknownApplied: [String] {
@@ -118,24 +132,26 @@ public struct MigrationPlanner: Sendable {
         return applied.map(\.name).filter { !known.contains($0) }
     }
 
-    private func orderedFiles() throws(DatabaseError) -> (versioned: [(Int, MigrationFile)], repeatable: MigrationFile?) {
+    /// Versioned files by number, and repeatable files in run order.
+    private func orderedFiles() throws(DatabaseError) -> (versioned: [(Int, MigrationFile)], repeatable: [MigrationFile]) {
         var versioned: [(Int, MigrationFile)] = []
-        var repeatable: MigrationFile?
+        var repeatable: [MigrationFile] = []
         for file in files {
-            if file.name == Self.repeatableFileName {
-                repeatable = file
-            } else if let number = Self.versionNumber(of: file.name) {
+            if let number = Self.versionNumber(of: file.name) {
                 if let clash = versioned.first(where: { $0.0 == number }) {
                     throw DatabaseError(code: .migrationFailed,
                                         message: "migrations \(clash.1.name) and \(file.name) share the number \(number)")
                 }
                 versioned.append((number, file))
+            } else if Self.isRepeatableName(file.name) {
+                repeatable.append(file)
             } else {
                 throw DatabaseError(code: .migrationFailed, message:
-                    "unexpected migration file \(file.name): expected NNNN_name.sql or \(Self.repeatableFileName)")
+                    "unexpected migration file \(file.name): expected NNNN_name.sql (versioned) or name.sql in lowercase letters, digits and _ (repeatable)")
             }
         }
-        return (versioned.sorted { $0.0 < $1.0 }, repeatable)
+        return (versioned.sorted { $0.0 < $1.0 },
+                repeatable.sorted { Self.sortKey($0.name) < Self.sortKey($1.name) })
     }
 
     /// `0007_reports.sql` → 7; nil for anything else.
@@ -147,9 +163,19 @@ public struct MigrationPlanner: Sendable {
         return Int(digits)
     }
 
-    /// Versioned files by number, then the repeatable file, then anything else by name.
+    /// `medians.sql`, `policies.sql`: a lowercase ASCII letter, then lowercase letters, digits or `_`.
+    static func isRepeatableName(_ name: String) -> Bool {
+        guard name.hasSuffix(".sql") else { return false }
+        let stem = name.utf8.dropLast(4)
+        guard let first = stem.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else { return false }
+        return stem.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    /// Run order: versioned files by number, repeatable files by name, `policies.sql`, then anything else.
     private static func sortKey(_ name: String) -> (Int, Int, String) {
         if let number = versionNumber(of: name) { return (0, number, name) }
-        return (name == repeatableFileName ? 1 : 2, 0, name)
+        if name == finalFileName { return (2, 0, name) }
+        return (isRepeatableName(name) ? 1 : 3, 0, name)
     }
 }

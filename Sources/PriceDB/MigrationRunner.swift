@@ -107,8 +107,14 @@ public struct MigrationRunner: Sendable {
             }
     }
 
-    /// Created on first use, under the advisory lock (concurrent `create ... if not exists` can collide).
-    /// `applied_migrations()` is the only door for the service; the migrations grant it to `authenticator`.
+    /// The one definition of the migration bookkeeping: the runner needs it before it can read what was
+    /// applied, so it lives here and not in a migration file. Created on first use, under the advisory
+    /// lock (concurrent `create ... if not exists` can collide). `0001_roles.sql` still carries the same
+    /// `create table if not exists` from before; applied files cannot change, and on every database it
+    /// is a no-op because this runs first.
+    ///
+    /// `applied_migrations()` is the only door for the service: `policies.sql` grants it to
+    /// `authenticator` and hands both objects to the owner role.
     static let bookkeepingSQL = """
         create schema if not exists pricesvc_meta;
         create table if not exists pricesvc_meta.schema_migrations (

@@ -80,6 +80,25 @@ import Testing
         #expect(try database.admin("select n from item_count").singleValue == "20")
     }
 
+    @Test func repeatableFilesRunInNameOrderWithPoliciesLastAndPoliciesFollowsAnyChange() throws {
+        let database = try ScratchDatabase()
+        var files = baseFiles
+        // policies.sql reads what the other repeatable files made: it must run after them.
+        files["views.sql"] = "create or replace view item_ids as select id from items;\n"
+        files["policies.sql"] = "create or replace view item_count as select count(*) as n from item_ids;\n"
+        let directory = try MigrationDirectory(files)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+
+        #expect(try runner.run().applied == ["0001_items.sql", "0002_labels.sql", "views.sql", "policies.sql"])
+        try directory.write("views.sql", "create or replace view item_ids as select id from items where id > 1;\n")
+        #expect(try runner.status().pending == ["views.sql"])
+        #expect(try runner.run().applied == ["views.sql", "policies.sql"])
+        #expect(try database.admin("select n from item_count").singleValue == "1")
+        try directory.write("0003_more.sql", "insert into items values (3);\n")
+        #expect(try runner.run().applied == ["0003_more.sql", "views.sql", "policies.sql"])
+        #expect(try runner.status().isCurrent)
+    }
+
     @Test func aFailingFileRollsBackAloneAndIsNotRecorded() throws {
         let database = try ScratchDatabase()
         var files = baseFiles

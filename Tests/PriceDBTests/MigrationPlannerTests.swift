@@ -7,6 +7,9 @@ import Testing
     let reports = MigrationFile(name: "0002_reports.sql", checksum: "bbb")
     let tenth = MigrationFile(name: "0010_auth.sql", checksum: "ccc")
     let policies = MigrationFile(name: "policies.sql", checksum: "ppp")
+    let auth = MigrationFile(name: "auth.sql", checksum: "rra")
+    let medians = MigrationFile(name: "medians.sql", checksum: "rrm")
+    let reportsRules = MigrationFile(name: "reports.sql", checksum: "rrr")
 
     func applied(_ files: MigrationFile...) -> [AppliedMigration] {
         files.map { AppliedMigration(name: $0.name, checksum: $0.checksum) }
@@ -71,7 +74,50 @@ import Testing
         }
     }
 
-    @Test(arguments: ["README.sql", "schema.sql", "0001_.sql", "x_1.sql", "policies2.sql"])
+    @Test func repeatableFilesRunAfterVersionedOnesByNameWithPoliciesLast() throws {
+        let plan = try MigrationPlanner(files: [policies, reportsRules, tenth, medians, schema, auth], applied: []).plan()
+        #expect(names(plan) == ["0001_schema.sql", "0010_auth.sql", "auth.sql", "medians.sql", "reports.sql", "policies.sql"])
+    }
+
+    @Test func aChangedRepeatableFileRunsAloneFollowedByPolicies() throws {
+        var edited = medians
+        edited.checksum = "new"
+        let plan = try MigrationPlanner(files: [schema, auth, edited, reportsRules, policies],
+                                        applied: applied(schema, auth, medians, reportsRules, policies)).plan()
+        #expect(plan.steps == [MigrationStep(file: edited, isReapplication: true),
+                               MigrationStep(file: policies, isReapplication: true)])
+    }
+
+    @Test func aNewRepeatableFileRunsFollowedByPolicies() throws {
+        let plan = try MigrationPlanner(files: [schema, auth, medians, policies],
+                                        applied: applied(schema, auth, policies)).plan()
+        #expect(plan.steps == [MigrationStep(file: medians, isReapplication: false),
+                               MigrationStep(file: policies, isReapplication: true)])
+    }
+
+    @Test func everyRepeatableFileRunsAgainAfterANewVersionedFile() throws {
+        let plan = try MigrationPlanner(files: [schema, reports, auth, medians, policies],
+                                        applied: applied(schema, auth, medians, policies)).plan()
+        #expect(names(plan) == ["0002_reports.sql", "auth.sql", "medians.sql", "policies.sql"])
+        #expect(plan.steps.dropFirst().allSatisfy { $0.isReapplication })
+    }
+
+    @Test func aChangedPolicyFileRunsAloneWhenNothingElseChanged() throws {
+        var edited = policies
+        edited.checksum = "new"
+        let plan = try MigrationPlanner(files: [schema, auth, medians, edited],
+                                        applied: applied(schema, auth, medians, policies)).plan()
+        #expect(names(plan) == ["policies.sql"])
+    }
+
+    @Test(arguments: ["auth.sql", "medians.sql", "x_1.sql", "policies2.sql", "limits.sql"])
+    func lowercaseNamesAreRepeatableFiles(name: String) throws {
+        let file = MigrationFile(name: name, checksum: "x")
+        let plan = try MigrationPlanner(files: [schema, file, policies], applied: []).plan()
+        #expect(names(plan) == ["0001_schema.sql", name, "policies.sql"])
+    }
+
+    @Test(arguments: ["README.sql", "Policies.sql", "0001_.sql", "0001-schema.sql", "_auth.sql", "my-policies.sql", ".sql"])
     func aMisnamedFileIsRefused(name: String) {
         #expect(throws: DatabaseError.self) {
             try MigrationPlanner(files: [schema, MigrationFile(name: name, checksum: "x")], applied: []).plan()
@@ -92,6 +138,17 @@ import Testing
         #expect(status.pending == ["0002_reports.sql", "policies.sql"])
         #expect(status.changed == ["0001_schema.sql"])
         #expect(!status.isCurrent)
+    }
+
+    @Test func statusListsChangedRepeatableFilesAsPendingInRunOrder() {
+        var newMedians = medians
+        newMedians.checksum = "new"
+        let status = MigrationPlanner(files: [policies, newMedians, auth, schema],
+                                      applied: applied(schema, auth, medians, policies)).status()
+        #expect(status.pending == ["medians.sql"])
+        #expect(status.changed.isEmpty)
+        let fresh = MigrationPlanner(files: [policies, medians, auth, reports, schema], applied: []).status()
+        #expect(fresh.pending == ["0001_schema.sql", "0002_reports.sql", "auth.sql", "medians.sql", "policies.sql"])
     }
 
     @Test func statusIsCurrentWhenEveryFileIsAppliedUnchanged() {

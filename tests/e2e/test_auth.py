@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from helpers import (assert_auth_error, b64url_decode, fake_client_ip, jwt_claims, report, retry_after,
+from helpers import (assert_auth_error, b64url_decode, fake_client_ip, jwt_claims, report, retry_after, wait_until,
                      signature_valid)
 
 USER_KEYS = {"id", "aud", "role", "is_anonymous", "app_metadata", "user_metadata", "identities",
@@ -141,14 +141,19 @@ def test_an_old_refresh_token_presented_again_inside_the_reuse_window_is_200(api
 
 
 def test_an_old_refresh_token_outside_the_reuse_window_is_400_already_used_and_revokes_the_session(
-        start_server, anon_key):
+        start_server, anon_key, db):
     server = start_server(REFRESH_REUSE_SECONDS=1, RATE_LIMIT_PER_MINUTE=100000, TRUSTED_PROXIES="127.0.0.1",
                           SIGNUP_BURST=100, SIGNUPS_PER_HOUR=100)
     api = server.api(anon_key, forwarded_for=fake_client_ip())
     session = api.new_session()
     rotated = api.refresh(session["refresh_token"])
     assert rotated.status_code == 200
-    time.sleep(2.5)
+    # auth.refresh_session() compares the rotation time with its own clock: wait until, by that clock,
+    # the rotation is more than the 1 s reuse window ago.
+    wait_until(lambda: db.scalar(
+        "select clock_timestamp() - max(t.rotated_at) > interval '1.2 seconds' from auth.refresh_tokens t "
+        f"join auth.sessions s on s.id = t.session_id where s.user_id = '{session['user']['id']}'") == "t",
+        timeout=10, interval=0.2, message="the reuse window to pass by the database's clock")
     reused = api.refresh(session["refresh_token"])
     assert_auth_error(reused, 400, "refresh_token_already_used")
     # The whole session is revoked: the newest refresh token fails too, now and later.

@@ -64,6 +64,8 @@ def test_serve_gives_up_on_an_unreachable_database_within_the_startup_timeout(en
                      DATABASE_URL=f"postgresql:///pricesvc?host={missing}&user=authenticator")
     elapsed = time.monotonic() - started
     assert result.returncode != 0
+    # The bound STARTUP_TIMEOUT promises: it gives up after about 2 s, not after the default 30 s.
+    # 15 s leaves a loaded machine room and still tells the setting apart from the default.
     assert elapsed < 15, elapsed
     lines = _stderr_lines(result)
     assert len(lines) == 1 and "database" in lines[0].lower(), lines

@@ -26,6 +26,28 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def children_of(pid: int) -> list[int]:
+    """Processes whose parent is `pid`, from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def is_running(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 class MakeRun:
     def __init__(self, state: Path, port: int):
         self.state, self.port = state, port
@@ -59,8 +81,12 @@ class MakeRun:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
         pid_file = next(self.state.joinpath("pg").resolve().rglob("postmaster.pid"))
-        os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
-        time.sleep(1)  # backends notice the dead postmaster and exit
+        postmaster = int(pid_file.read_text().split()[0])
+        children = children_of(postmaster)
+        os.kill(postmaster, signal.SIGKILL)
+        # Backends notice the dead postmaster and exit; until they have, they keep its shared memory.
+        wait_until(lambda: not any(is_running(pid) for pid in children + [postmaster]), timeout=20,
+                   message=f"the killed postmaster's processes {children} to exit")
         assert pid_file.exists(), "the stale postmaster.pid this test is about should still be there"
 
     def stop(self):

@@ -8,7 +8,7 @@ import time
 
 import requests
 
-from helpers import REQUEST_TIMEOUT, report
+from helpers import REQUEST_TIMEOUT, report, wait_until
 
 
 def test_healthz_answers_200_while_the_process_is_up(server):
@@ -41,6 +41,12 @@ def test_readyz_answers_503_when_a_shipped_migration_is_not_applied(start_server
     body = response.json()
     assert body["status"] != "ready" and "9999_e2e_not_applied.sql" in body.get("reason", ""), body
     assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
+
+
+def _access_log_entries(server) -> list[dict]:
+    """The access log so far: complete JSON lines on stdout (a line still being written is left out)."""
+    text = server.stdout()
+    return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines() if line.startswith("{")]
 
 
 def _metric(text: str, name: str, labels: str = "") -> float | None:
@@ -113,7 +119,8 @@ def test_access_log_lines_are_json_with_time_request_id_method_route_status_and_
     api.rpc("price_medians", {"location_ids": [secret_location]}, session["access_token"])
     api.get("/rest/v1/rpc/price_median", params={"location_id": secret_location}, token=session["access_token"])
     api.logout(refreshed.json()["access_token"], scope="local")
-    time.sleep(0.3)
+    wait_until(lambda: any(e["route"].endswith("/logout") for e in _access_log_entries(server)), timeout=10,
+               message="the access log line of the last request (logout)")
 
     lines = [line for line in server.stdout().splitlines() if line.strip()]
     entries = []
@@ -141,8 +148,16 @@ def test_access_log_lines_are_json_with_time_request_id_method_route_status_and_
 
 def test_access_log_can_be_turned_off(start_server):
     server = start_server(ACCESS_LOG="false")
-    requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT)
-    time.sleep(0.2)
+
+    def healthz_count() -> float:
+        text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+        return _metric(text, "pricesvc_http_requests_total", 'route="/healthz",status="200"') or 0
+
+    before = healthz_count()
+    assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
+    # A request is counted in /metrics where it is logged (PriceService.handle, before its answer goes
+    # out): once /metrics counts this /healthz, its log line would already be on stdout.
+    wait_until(lambda: healthz_count() >= before + 1, timeout=10, message="/metrics to count the /healthz request")
     assert [line for line in server.stdout().splitlines() if line.startswith("{")] == []
 
 

@@ -22,6 +22,13 @@ def hold_reports_lock(db, seconds: float) -> subprocess.Popen:
     return process
 
 
+def wait_for_insert_blocked_on_the_lock(db):
+    """Until pricesvc's insert is in PostgreSQL, waiting for the table lock (so it holds its connection)."""
+    wait_until(lambda: db.psql("select count(*) from pg_stat_activity where application_name = 'pricesvc' "
+                               "and wait_event_type = 'Lock' and query like 'insert into public.price_reports%'") == "1",
+               timeout=10, message="the insert to wait for the table lock")
+
+
 def test_when_every_pool_connection_is_busy_a_request_waits_briefly_then_gets_503_with_retry_after(
         start_server, anon_key, db):
     server = start_server(POOL_SIZE=1, POOL_TIMEOUT_MS=500, RATE_LIMIT_PER_MINUTE=100000,
@@ -34,13 +41,16 @@ def test_when_every_pool_connection_is_busy_a_request_waits_briefly_then_gets_50
         blocked = {}
         thread = threading.Thread(target=lambda: blocked.update(response=api.submit(row, session["access_token"])))
         thread.start()
-        time.sleep(0.5)  # the insert now holds the only connection, waiting for the lock
+        wait_for_insert_blocked_on_the_lock(db)  # it now holds the only connection
         started = time.monotonic()
         other = server.api(anon_key).rpc("price_medians", {"location_ids": ["e2e:x"]}, session["access_token"])
         waited = time.monotonic() - started
         assert other.status_code == 503, (other.status_code, other.text)
         assert other.headers.get("Retry-After")
-        assert 0.3 <= waited < 3, waited
+        # The promise is POOL_TIMEOUT_MS: the request queued for about the 0.5 s pool timeout (it did wait)
+        # and was not kept until the lock went away (that answer would be a 200, after 3 s). The upper
+        # bound only guards against a hang and leaves a loaded machine plenty of room.
+        assert 0.3 <= waited < 10, waited
         thread.join(timeout=15)
         assert blocked["response"].status_code == 201, blocked["response"].text
     finally:
@@ -57,11 +67,11 @@ def test_a_statement_over_the_statement_timeout_is_503_and_nothing_is_stored(sta
     row = report()
     locker = hold_reports_lock(db, 2)
     try:
-        started = time.monotonic()
+        # The lock outlives the 0.5 s statement timeout by 1.5 s: an insert that was not cancelled would
+        # get its lock and answer 201, so the 503 is what shows the timeout.
         response = api.submit(row, session["access_token"])
         assert response.status_code == 503, (response.status_code, response.text)
         assert response.headers.get("Retry-After")
-        assert time.monotonic() - started < 2
     finally:
         locker.wait(timeout=15)
     assert db.count_reports([row["client_report_id"]]) == 0

@@ -89,7 +89,9 @@ def test_a_postgresql_restart_mid_test_gives_503s_then_service_resumes_and_no_20
         wait_until(lambda: writer.successes_after(0) >= 5, timeout=20, message="writes before the outage")
         stop_pg()
         outage_started = time.monotonic()
-        time.sleep(2.5)  # requests keep coming while the database is down
+        # Requests keep coming while the database is down; wait for a few of their answers.
+        wait_until(lambda: sum(1 for r in writer.results if r[0] >= outage_started) >= 5, timeout=30,
+                   message="answers to requests sent during the outage")
         during = [r for r in writer.results if r[0] >= outage_started]
         ready = requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT)
         health = requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT)
@@ -106,6 +108,9 @@ def test_a_postgresql_restart_mid_test_gives_503s_then_service_resumes_and_no_20
     assert set(statuses) <= {201, 503}, sorted(set(map(str, statuses)))
     assert during and {r[2] for r in during} == {503}, during[:5]
     assert all(r[4] for r in writer.results if r[2] == 503), "a 503 without Retry-After"
+    # Bounds the product promises, with room for a loaded machine: a request never hangs on a database
+    # that is gone (it gets a 503 within the connect timeout), and service resumes on its own soon after
+    # PostgreSQL is back (the wait above already allowed at most 15 s for three 201s).
     slowest = max(r[3] for r in writer.results)
     assert slowest < 6, f"a request took {slowest:.1f}s during the outage"
     assert recovered_after < 10, recovered_after
@@ -147,7 +152,6 @@ def test_readyz_is_503_while_the_database_is_down_and_200_again_after(server, an
     session = api.new_session()
     stop_pg()
     try:
-        started = time.monotonic()
         ready = requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT)
         assert ready.status_code == 503, ready.text
         assert ready.headers.get("Retry-After")
@@ -158,7 +162,6 @@ def test_readyz_is_503_while_the_database_is_down_and_200_again_after(server, an
                          api.get("/auth/v1/user", token=session["access_token"])):
             assert response.status_code == 503, (response.request.url, response.status_code, response.text)
             assert response.headers.get("Retry-After"), response.request.url
-        assert time.monotonic() - started < 30
         metrics = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
         assert 'pricesvc_database_errors_total{kind="unavailable"}' in metrics
     finally:

@@ -1,7 +1,7 @@
 -- The shape other engineers code against: schemas, roles, tables, functions and their settings.
 begin;
 \ir _helpers.psql
-select plan(38);
+select plan(44);
 
 select has_schema(s) from unnest(array['auth', 'private', 'extensions', 'pricesvc_meta']) s;
 select is((select extnamespace::regnamespace::text from pg_extension where extname = 'pgcrypto'), 'extensions',
@@ -42,6 +42,31 @@ select results_eq(
              private.max_median_locations(), private.jwt_leeway()$$,
     $$values (3, interval '180 days', 10, interval '1 hour', 50, interval '30 seconds')$$,
     'settings: 3 reporters, 180 days, 10 per hour, 50 locations, 30 s leeway');
+
+select results_eq(
+    $$select private.reporter_maturity(), private.rate_kinds(), private.reporter_lock_namespace()$$,
+    $$values (interval '24 hours', '{hourly,daily,flat,monthly}'::text[], 1886546275)$$,
+    'settings: 24 h maturity, the four rate kinds, lock namespace "pric"');
+
+-- Pieces written once and used everywhere.
+select is((select pg_get_constraintdef(c.oid) from pg_constraint c
+           where c.conname = 'price_reports_rate_kind_known' and c.conrelid = 'public.price_reports'::regclass),
+          'CHECK ((rate_kind = ANY (private.rate_kinds())))', 'the table''s rate-kind check reads private.rate_kinds()');
+select is((select pg_get_constraintdef(c.oid) from pg_constraint c where c.contypid = 'private.rate_kind'::regtype),
+          'CHECK ((VALUE = ANY (private.rate_kinds())))', 'the rate_kind domain reads the same list');
+select is((select array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) order by a.attnum)
+           from pg_attribute a where a.attrelid = 'private.median_row'::regclass and a.attnum > 0 and not a.attisdropped),
+          array['location_id text', 'rate_kind text', 'currency text', 'median_cents integer', 'reporters integer',
+                'reports integer', 'last_reported_at timestamp with time zone'],
+          'a median row has the seven columns of the contract');
+select is((select array_agg(p.proname::text order by p.proname) from pg_proc p
+           where p.prorettype = 'private.median_row'::regtype and p.proretset),
+          array['price_median', 'price_median_overview', 'price_medians', 'report_medians'],
+          'every median function returns median rows');
+select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) order by t.oid::regtype::text)
+           from pg_type t where t.typnamespace = 'private'::regnamespace and t.typtype in ('c', 'd')),
+          array['private.median_row pricesvc_owner', 'private.rate_kind pricesvc_owner'],
+          'the shared types belong to pricesvc_owner');
 
 -- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p

@@ -2,7 +2,7 @@
 -- location and rate kind within 180 days; each reporter counts once, with their latest report.
 begin;
 \ir _helpers.psql
-select plan(19);
+select plan(22);
 
 create function tap.backdate(location text, reporter uuid, by interval) returns void language sql as $$
     update public.price_reports set created_at = now() - by where location_id = location and reporter_id = reporter
@@ -59,8 +59,13 @@ select results_eq($$select location_id, median_cents from public.price_medians(a
 select lives_ok($$select * from public.price_medians(array(select 'm:' || i from generate_series(1, 50) i))$$, '50 locations are fine');
 select throws_ok($$select * from public.price_medians(array(select 'm:' || i from generate_series(1, 51) i))$$,
                  '22023', 'too many location_ids: 51, at most 50 per call', '51 locations are refused');
-select throws_ok($$select * from public.price_medians(array['m:even'], 'weekly')$$, '22023', null, 'an unknown rate_kind is refused');
-select throws_ok($$select * from public.price_median('m:even', null)$$, '22023', null, 'a null rate_kind is refused');
+select throws_ok($$select * from public.price_medians(array['m:even'], 'weekly')$$, '22023', 'unknown rate_kind ''weekly''',
+                 'an unknown rate_kind is refused');
+select is(tap.error_hint($$select * from public.price_median('m:even', 'Hourly')$$),
+          '22023: rate_kind is one of hourly, daily, flat, monthly', 'the refusal names the rate kinds');
+select throws_ok($$select * from public.price_median('m:even', null)$$, '22023', 'unknown rate_kind ''''', 'a null rate_kind is refused');
+select throws_ok($$select * from public.price_medians(array(select 'm:' || i from generate_series(1, 51) i), 'weekly')$$,
+                 '22023', 'unknown rate_kind ''weekly''', 'the rate kind is checked before the number of locations');
 
 -- Who may call what.
 set local role authenticated;
@@ -71,6 +76,9 @@ reset role;
 set local role price_analyst;
 select results_eq($$select location_id from public.price_median_overview() where location_id like 'm:%' and rate_kind = 'hourly'$$,
                   $$values ('m:even'), ('m:latest'), ('m:threshold')$$, 'an analyst''s overview lists every location over the threshold');
+select results_eq($$select * from public.price_median_overview() where location_id like 'm:%'$$,
+                  $$select * from public.price_median_overview(now() - interval '180 days') where location_id like 'm:%'$$,
+                  'the overview''s default is the whole 180-day report window');
 reset role;
 
 select * from finish();

@@ -2,7 +2,7 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(15);
+select plan(18);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
@@ -27,6 +27,17 @@ create function evil.pg_advisory_xact_lock(integer, integer) returns void langua
 create function evil.clock_timestamp() returns timestamptz language sql return '2000-01-01'::timestamptz;
 create function evil.reporter_maturity() returns interval language sql return interval '0 seconds';
 create function evil.pg_xact_commit_timestamp(xid) returns timestamptz language sql return '2000-01-01'::timestamptz;
+create function evil.rate_kinds() returns text[] language sql return '{hourly,daily,flat,monthly,weekly}'::text[];
+create domain evil.rate_kind as text;
+create function evil.rate_kind_argument(text) returns text language sql return 'weekly';
+create function evil.reporter_lock_namespace() returns integer language sql return 1;
+create function evil.take_rate_limit_token(text, bytea, integer, double precision, text) returns void
+    language sql return null;
+create type evil.median_row as (location_id text, rate_kind text, currency text, median_cents integer,
+                                reporters integer, reports integer, last_reported_at timestamptz);
+create function evil.report_medians(text[], text, timestamptz) returns setof evil.median_row language sql
+    return ('hijack:fake', 'hourly', 'USD', 1, 1, 1, null)::evil.median_row;
+create table evil.rate_limit_buckets (like auth.rate_limit_buckets);
 create table evil.sessions (like auth.sessions);
 create table evil.price_reports (like public.price_reports);
 create table evil.signing_keys (slot text, secret bytea);
@@ -72,6 +83,8 @@ select results_eq($$select * from tap.evil('select auth.uid()')$$, array['(' || 
 select throws_ok($$select tap.evil_exec('insert into public.price_reports (location_id, rate_kind, price_cents) values (''hijack:cap'', ''hourly'', 1)')$$,
                  'PT429', null, 'admit_price_report(): the real cap of 10 still holds');
 select tap.use_token(tap.token_for(tap.alice())) \g /dev/null
+select throws_ok($$select tap.evil_exec('insert into public.price_reports (location_id, rate_kind, price_cents) values (''hijack:kind'', ''weekly'', 1)')$$,
+                 '23514', null, 'the table''s rate-kind check: the real list of kinds');
 select tap.evil_exec($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('hijack:new', 'hourly', 1)$$) \g /dev/null
 select cmp_ok((current_setting('pricesvc.receipts', true)::jsonb -> 0 ->> 'created_at')::timestamptz, '>', '2001-01-01'::timestamptz,
           'admit_price_report(): created_at is the real clock');
@@ -83,6 +96,8 @@ select is_empty($$select * from tap.evil('select * from public.price_medians(arr
                 'price_medians(): the threshold is not lowered');
 select throws_ok($$select tap.evil('select * from public.price_medians(array(select ''x'' || i from generate_series(1, 51) i))')$$,
                  '22023', null, 'price_medians(): the 50-location limit is not raised');
+select throws_ok($$select tap.evil('select * from public.price_medians(array[''hijack:garage''], ''weekly'')')$$,
+                 '22023', 'unknown rate_kind ''weekly''', 'price_medians(): the real rate-kind domain and list');
 reset role;
 set local role price_analyst;
 select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,
@@ -95,6 +110,10 @@ grant all on signed_up to public;
 set local role authenticator;
 select tap.evil_exec($$insert into pg_temp.signed_up select * from auth.sign_up_anonymous('\x01', '{"device":"hijack"}', pg_catalog.sha256('hijack-token'), 30, 30)$$) \g /dev/null
 select is((select count(*)::int from signed_up), 1, 'sign_up_anonymous(): works');
+select tap.evil_exec($$select auth.sign_up_anonymous('\x02', '{}', pg_catalog.sha256('hijack-limit-1'), 1, 1)$$) \g /dev/null
+select throws_ok($$select tap.evil_exec('select auth.sign_up_anonymous(''\x02'', ''{}'', pg_catalog.sha256(''hijack-limit-2''), 1, 1)')$$,
+                 'PT429', 'too many anonymous sign-ups from this address',
+                 'sign_up_anonymous(): the real per-IP bucket still refuses');
 select results_eq($$select * from tap.evil('select status, user_metadata from auth.refresh_session(pg_catalog.sha256(''hijack-token''), pg_catalog.sha256(''hijack-token-2''), ''\x01'', 150, 300, 10)')$$,
                   array['(ok,"{""device"": ""hijack""}")'], 'refresh_session(): rotates the real token');
 select results_eq(format('select * from tap.evil(%L)', format('select user_metadata from auth.get_user(%L, %L)', (select user_id from signed_up), (select session_id from signed_up))),

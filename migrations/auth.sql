@@ -1,0 +1,400 @@
+-- Anonymous identities, repeatable: token verification (auth.jwt(), auth.uid(), auth.role()), the
+-- signing keys, and the sign-in functions the service calls (sign-up, refresh, sign-out, the current
+-- user, pruning). The tables are in 0002_auth_schema.sql; who may call what is in policies.sql.
+--
+-- Every SECURITY DEFINER function sets search_path = '' and schema-qualifies every name, including the
+-- types in PL/pgSQL bodies (with an empty search_path the session's pg_temp schema is still searched
+-- first for relation and type names). SQL functions use BEGIN ATOMIC bodies, which bind names when they
+-- are created. Operators need no qualification: with search_path = '' only pg_catalog is searched for them.
+-- Each function's EXECUTE is revoked from PUBLIC right after it is created, in the same transaction;
+-- policies.sql grants it to the roles that need it once the function belongs to pricesvc_owner.
+-- Arguments are plain names; bodies qualify them with the function's name where a column could clash.
+
+------------------------------------------------------------------------------------------------------
+-- Token verification: auth.jwt(), auth.uid(), auth.role(), auth.install_signing_keys()
+------------------------------------------------------------------------------------------------------
+
+create or replace function private.base64url_encode(data bytea) returns text
+    language sql immutable strict parallel safe
+    return pg_catalog.translate(pg_catalog.encode(data, 'base64'), E'+/=\n', '-_');
+
+create or replace function private.base64url_decode(data text) returns bytea
+    language sql immutable strict parallel safe
+    return pg_catalog.decode(
+        pg_catalog.rpad(pg_catalog.translate(data, '-_', '+/'), ((pg_catalog.length(data) + 3) / 4) * 4, '='),
+        'base64');
+
+revoke all on function private.base64url_encode(bytea) from public;
+revoke all on function private.base64url_decode(text) from public;
+
+-- The verified payload of the compact HS256 JWT in `request.jwt`, or null when none is set. The claims
+-- are never taken on trust: whoever holds the service's credentials can set any GUC, but cannot sign.
+-- Time is the statement's clock, not the transaction's start, so a transaction held open does not keep
+-- an expired token alive. A user's token (one with `sub`) also needs its session to be live: sign-out
+-- and reuse detection take effect at once, not when the token expires.
+create or replace function auth.jwt() returns jsonb
+    language plpgsql stable security definer set search_path = ''
+as $$
+declare
+    token pg_catalog.text := pg_catalog.current_setting('request.jwt', true);
+    parts pg_catalog.text[];
+    header pg_catalog.jsonb;
+    payload pg_catalog.jsonb;
+    signing_input pg_catalog.bytea;
+    signature_ok boolean := false;
+    key_secret pg_catalog.bytea;
+    leeway_seconds numeric := pg_catalog.date_part('epoch', private.jwt_leeway())::numeric;
+    now_seconds numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric;
+    uuid_pattern constant pg_catalog.text := '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+begin
+    if token is null or token = '' then
+        return null;
+    end if;
+    if pg_catalog.length(token) > 8192
+       or token !~ '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' then
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'malformed token';
+    end if;
+    parts := pg_catalog.string_to_array(token, '.');
+
+    begin
+        header := pg_catalog.convert_from(private.base64url_decode(parts[1]), 'UTF8')::pg_catalog.jsonb;
+        payload := pg_catalog.convert_from(private.base64url_decode(parts[2]), 'UTF8')::pg_catalog.jsonb;
+    exception when others then
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'undecodable header or payload';
+    end;
+    if pg_catalog.jsonb_typeof(header) is distinct from 'object' or pg_catalog.jsonb_typeof(payload) is distinct from 'object' then
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'header and payload must be JSON objects';
+    end if;
+    -- Exactly HS256: 'none', 'RS256', 'hs256' and friends are all rejected.
+    if (header ->> 'alg') is distinct from 'HS256' then
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'alg must be HS256';
+    end if;
+
+    signing_input := pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8');
+    -- Current and previous key (during a secret rotation). Every key is tried, so timing does not tell which.
+    for key_secret in select k.secret from auth.signing_keys k order by k.slot loop
+        if private.base64url_encode(extensions.hmac(signing_input, key_secret, 'sha256')) = parts[3] then
+            signature_ok := true;
+        end if;
+    end loop;
+    if not signature_ok then
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'bad signature';
+    end if;
+
+    if payload ? 'exp' then
+        if pg_catalog.jsonb_typeof(payload -> 'exp') is distinct from 'number' then
+            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'exp must be a number';
+        end if;
+        if (payload ->> 'exp')::numeric < now_seconds - leeway_seconds then
+            raise exception using errcode = 'PT401', message = 'token expired';
+        end if;
+    end if;
+    if payload ? 'nbf' then
+        if pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
+           or (payload ->> 'nbf')::numeric > now_seconds + leeway_seconds then
+            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'token not valid yet';
+        end if;
+    end if;
+    if payload ? 'sub' then
+        if pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
+           or pg_catalog.lower(payload ->> 'sub') !~ uuid_pattern
+           or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
+           or pg_catalog.lower(payload ->> 'session_id') !~ uuid_pattern then
+            raise exception using errcode = 'PT401', message = 'invalid token',
+                detail = 'sub and session_id must be UUIDs';
+        end if;
+        if not exists (select from auth.sessions s
+                       where s.id = (payload ->> 'session_id')::pg_catalog.uuid
+                         and s.user_id = (payload ->> 'sub')::pg_catalog.uuid
+                         and s.revoked_at is null) then
+            raise exception using errcode = 'PT401', message = 'session not found',
+                detail = 'the token''s session was signed out, revoked or pruned';
+        end if;
+    end if;
+    return payload;
+end
+$$;
+
+-- The reporter: the verified `sub`. Null for anon keys and when no token is set.
+create or replace function auth.uid() returns uuid
+    language sql stable
+    begin atomic
+        select nullif(auth.jwt() ->> 'sub', '')::uuid;
+    end;
+
+create or replace function auth.role() returns text
+    language sql stable
+    begin atomic
+        select auth.jwt() ->> 'role';
+    end;
+
+-- Replaces the verification keys: current always, previous during a secret rotation.
+create or replace function auth.install_signing_keys(current_secret bytea, previous_secret bytea default null)
+    returns void
+    language plpgsql volatile security definer set search_path = ''
+as $$
+begin
+    delete from auth.signing_keys;
+    insert into auth.signing_keys (slot, secret) values ('current', current_secret);
+    if previous_secret is not null and previous_secret <> current_secret then
+        insert into auth.signing_keys (slot, secret) values ('previous', previous_secret);
+    end if;
+end
+$$;
+
+revoke all on function auth.jwt() from public;
+revoke all on function auth.uid() from public;
+revoke all on function auth.role() from public;
+revoke all on function auth.install_signing_keys(bytea, bytea) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Anonymous sign-in: users, sessions, rotating refresh tokens (per-IP limits: limits.sql)
+------------------------------------------------------------------------------------------------------
+
+-- Creates an anonymous user with one session and its first refresh token (stored as its SHA-256).
+-- PT429 when the IP's sign-up bucket (burst, refilled at per_hour) is empty.
+create or replace function auth.sign_up_anonymous(ip_key bytea, user_metadata jsonb, refresh_token_hash bytea,
+                                                  per_hour integer, burst integer)
+    returns table(user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz)
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    new_user auth.users;
+    new_session_id pg_catalog.uuid;
+begin
+    if per_hour is null or per_hour < 1 then
+        raise exception using errcode = '22023', message = 'per_hour must be at least 1';
+    end if;
+    perform private.take_rate_limit_token('sign_up', sign_up_anonymous.ip_key, sign_up_anonymous.burst,
+                                          per_hour::double precision / 3600,
+                                          'too many anonymous sign-ups from this address');
+
+    -- The statement's clock: maturity counts from here, and a transaction held open must not age an identity.
+    insert into auth.users (user_metadata, created_at, updated_at)
+    values (coalesce(sign_up_anonymous.user_metadata, '{}'::pg_catalog.jsonb),
+            pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
+    returning * into new_user;
+    insert into auth.sessions (user_id) values (new_user.id) returning id into new_session_id;
+    insert into auth.refresh_tokens (token_hash, session_id) values (sign_up_anonymous.refresh_token_hash, new_session_id);
+
+    user_id := new_user.id;
+    session_id := new_session_id;
+    created_at := new_user.created_at;
+    updated_at := new_user.updated_at;
+    return next;
+end
+$$;
+
+-- Exchanges a refresh token (by hash) for its child. The service derives a token's child from the token
+-- itself (an HMAC under its secret), so the database never needs a plaintext token and presenting the
+-- same token twice cannot fork a session:
+-- - status 'ok', generations 1: the token was live; it is rotated and child_hash becomes the live token.
+-- - status 'ok', generations n > 1... : the token was rotated within reuse_seconds (a client that lost the
+--   answer, or concurrent presentations): nothing new is made; the answer names the session's live token,
+--   `generations` derivations below the presented one, and its hash for the service to check.
+-- - status 'reused': presented again later, so it may be stolen; the session is revoked and that
+--   revocation commits (hence no error).
+-- PA001: unknown token or revoked session. PT429: the IP's refresh bucket is empty.
+create or replace function auth.refresh_session(token_hash bytea, child_hash bytea, ip_key bytea,
+                                                per_window integer, window_seconds integer, reuse_seconds integer)
+    returns table(status text, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz,
+                  user_metadata jsonb, generations integer, live_token_hash bytea)
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    presented auth.refresh_tokens;
+    session auth.sessions;
+    owner auth.users;
+    live auth.refresh_tokens;
+    child auth.refresh_tokens;
+    depth integer := 0;
+begin
+    if window_seconds is null or window_seconds < 1 then
+        raise exception using errcode = '22023', message = 'window_seconds must be at least 1';
+    end if;
+    perform private.take_rate_limit_token('refresh', refresh_session.ip_key, per_window,
+                                          per_window::double precision / window_seconds,
+                                          'too many token refreshes from this address');
+
+    -- Locks serialise concurrent refreshes of one session: the second sees the first's rotation.
+    select t.* into presented from auth.refresh_tokens t
+    where t.token_hash = refresh_session.token_hash
+    for update;
+    if found then
+        select s.* into session from auth.sessions s
+        where s.id = presented.session_id
+        for update;
+    end if;
+    if presented.id is null or session.revoked_at is not null or presented.revoked_at is not null then
+        raise exception using errcode = 'PA001', message = 'refresh token not found';
+    end if;
+
+    if presented.rotated_at is not null
+       and presented.rotated_at <
+           pg_catalog.clock_timestamp() - pg_catalog.make_interval(secs => greatest(reuse_seconds, 0)) then
+        update auth.sessions s set revoked_at = pg_catalog.clock_timestamp() where s.id = session.id;
+        update auth.refresh_tokens t set revoked_at = pg_catalog.clock_timestamp()
+        where t.session_id = session.id and t.revoked_at is null;
+        status := 'reused';
+        return next;
+        return;
+    end if;
+
+    if presented.rotated_at is null then
+        update auth.refresh_tokens t set rotated_at = pg_catalog.clock_timestamp() where t.id = presented.id;
+        insert into auth.refresh_tokens (token_hash, session_id, parent_id)
+        values (refresh_session.child_hash, session.id, presented.id);
+        update auth.sessions s set refreshed_at = pg_catalog.clock_timestamp() where s.id = session.id;
+        depth := 1;
+        live_token_hash := refresh_session.child_hash;
+    else
+        -- Within the reuse window: follow the chain down to the token that is live now.
+        live := presented;
+        loop
+            select t.* into child from auth.refresh_tokens t
+            where t.parent_id = live.id
+            order by t.id desc
+            limit 1;
+            exit when not found;
+            live := child;
+            depth := depth + 1;
+            exit when live.rotated_at is null or depth >= 64;
+        end loop;
+        if depth = 0 or live.rotated_at is not null then
+            raise exception using errcode = 'PA001', message = 'refresh token not found';
+        end if;
+        live_token_hash := live.token_hash;
+    end if;
+
+    select u.* into owner from auth.users u where u.id = session.user_id;
+    status := 'ok';
+    user_id := owner.id;
+    session_id := session.id;
+    created_at := owner.created_at;
+    updated_at := owner.updated_at;
+    user_metadata := owner.user_metadata;
+    generations := depth;
+    return next;
+end
+$$;
+
+-- Revokes sessions and their refresh tokens. global: every session of this session's user;
+-- local: this one; others: every other one. PA003 when the session does not exist.
+create or replace function auth.sign_out(session_id uuid, scope text)
+    returns void
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    session auth.sessions;
+    revoked pg_catalog.uuid[];
+begin
+    if scope is null or scope <> all ('{global,local,others}'::pg_catalog.text[]) then
+        raise exception using errcode = '22023', message = pg_catalog.format('unknown sign-out scope %L', scope),
+            hint = 'scope is one of global, local, others';
+    end if;
+    select s.* into session from auth.sessions s where s.id = sign_out.session_id;
+    if not found then
+        raise exception using errcode = 'PA003', message = 'session not found';
+    end if;
+
+    with gone as (
+        update auth.sessions s set revoked_at = pg_catalog.now()
+        where s.user_id = session.user_id
+          and s.revoked_at is null
+          and case scope when 'local' then s.id = session.id
+                         when 'others' then s.id <> session.id
+                         else true end
+        returning s.id
+    )
+    select pg_catalog.array_agg(g.id) into revoked from gone g;
+
+    update auth.refresh_tokens t set revoked_at = pg_catalog.now()
+    where t.session_id = any (revoked) and t.revoked_at is null;
+end
+$$;
+
+-- The user behind a verified access token, whose session must still be live: PA003 'session not found'
+-- right after sign-out or reuse detection (Supabase Auth answers 403 session_not_found), and PA003
+-- 'user not found' when the user was pruned.
+create or replace function private.user_of_live_session(user_id uuid, session_id uuid)
+    returns table(id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb)
+    language plpgsql stable set search_path = ''
+as $$
+begin
+    if not exists (select from auth.sessions s
+                   where s.id = user_of_live_session.session_id and s.user_id = user_of_live_session.user_id
+                     and s.revoked_at is null) then
+        raise exception using errcode = 'PA003', message = 'session not found';
+    end if;
+    return query
+    select u.id, u.created_at, u.updated_at, u.user_metadata from auth.users u
+    where u.id = user_of_live_session.user_id;
+    if not found then
+        raise exception using errcode = 'PA003', message = 'user not found';
+    end if;
+end
+$$;
+revoke all on function private.user_of_live_session(uuid, uuid) from public;
+
+create or replace function auth.get_user(user_id uuid, session_id uuid)
+    returns table(user_id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb)
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select u.id, u.created_at, u.updated_at, u.user_metadata
+        from private.user_of_live_session(get_user.user_id, get_user.session_id) u;
+    end;
+
+-- Housekeeping: sessions revoked or idle (not refreshed) for longer than older_than, refresh tokens
+-- rotated or revoked that long ago or belonging to those sessions, and anonymous users left with no
+-- session. Price reports are never touched: they keep their reporter id for the cap and the threshold.
+create or replace function auth.prune(older_than interval)
+    returns table(sessions bigint, refresh_tokens bigint, users bigint)
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    cutoff pg_catalog.timestamptz;
+begin
+    if older_than is null or older_than < interval '0' then
+        raise exception using errcode = '22023', message = 'older_than must be a non-negative interval';
+    end if;
+    cutoff := pg_catalog.now() - older_than;
+
+    with doomed as (
+        select s.id from auth.sessions s
+        where coalesce(s.revoked_at, s.refreshed_at) < cutoff
+    ), gone as (
+        delete from auth.refresh_tokens t
+        where t.session_id = any (array(select d.id from doomed d))
+           or coalesce(t.revoked_at, t.rotated_at) < cutoff
+        returning 1
+    )
+    select pg_catalog.count(*) into refresh_tokens from gone;
+
+    with gone as (
+        delete from auth.sessions s
+        where coalesce(s.revoked_at, s.refreshed_at) < cutoff
+        returning 1
+    )
+    select pg_catalog.count(*) into sessions from gone;
+
+    with gone as (
+        delete from auth.users u
+        where u.created_at < cutoff
+          and not exists (select from auth.sessions s where s.user_id = u.id)
+        returning 1
+    )
+    select pg_catalog.count(*) into users from gone;
+
+    -- Idle buckets are full again; dropping them changes nothing (never sooner than a day).
+    delete from auth.rate_limit_buckets b
+    where b.updated_at < pg_catalog.now() - greatest(older_than, interval '1 day');
+
+    return next;
+end
+$$;
+
+revoke all on function auth.sign_up_anonymous(bytea, jsonb, bytea, integer, integer) from public;
+revoke all on function auth.refresh_session(bytea, bytea, bytea, integer, integer, integer) from public;
+revoke all on function auth.sign_out(uuid, text) from public;
+revoke all on function auth.get_user(uuid, uuid) from public;
+revoke all on function auth.prune(interval) from public;

@@ -1,0 +1,125 @@
+-- A price report on its way in, repeatable: the BEFORE INSERT trigger that sets server time, answers
+-- replays, enforces the per-reporter cap and writes receipts. The table is in 0003_price_reports.sql;
+-- its grants and RLS policy are in policies.sql.
+
+-- One receipt per row the insert trigger saw, for `Prefer: return=representation` without SELECT:
+-- what the server decided (id, time, the currency after defaults) and whether it was a replay.
+create or replace function private.append_receipt(report_id bigint, created_at timestamptz, currency text,
+                                                  replayed boolean)
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    receipts pg_catalog.text := pg_catalog.current_setting('pricesvc.receipts', true);
+    receipt pg_catalog.text := pg_catalog.format('{"id":%s,"created_at":%s,"currency":%s,"replayed":%s}', report_id,
+        pg_catalog.to_json(pg_catalog.to_char(pg_catalog.timezone('UTC', created_at), 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')),
+        pg_catalog.to_json(currency), pg_catalog.to_json(replayed));
+begin
+    if receipts is null or receipts !~ '^\[.*\]$' then
+        receipts := '[]';
+    end if;
+    if receipts = '[]' then
+        receipts := '[' || receipt || ']';
+    else
+        receipts := pg_catalog.left(receipts, -1) || ',' || receipt || ']';
+    end if;
+    perform pg_catalog.set_config('pricesvc.receipts', receipts, true);
+end
+$$;
+revoke all on function private.append_receipt(bigint, timestamptz, text, boolean) from public;
+
+-- BEFORE INSERT on price_reports: server time, idempotent replays, and the per-reporter sliding cap.
+--
+-- The cap counts reports by the time their transaction committed (pg_xact_commit_timestamp; needs
+-- track_commit_timestamp = on), not by created_at: a transaction that inserts and then stays open would
+-- otherwise land its rows in the past of the window. Because the lock below serialises a reporter's
+-- transactions, commit order is created_at order, so the cap-th most recent row by created_at is also
+-- the cap-th most recent by commit time, and one indexed lookup of `cap` rows suffices.
+create or replace function private.admit_price_report() returns trigger
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    caller pg_catalog.uuid := auth.uid();
+    earlier record;
+    cap_th record;
+    counted_at pg_catalog.timestamptz;
+    wait_seconds integer;
+begin
+    -- A row that is not the caller's own is left to the RLS check, which rejects it: no lock, no
+    -- count, no receipt, and no hint whether the other reporter is at the cap.
+    if new.reporter_id is null or (caller is not null and new.reporter_id <> caller) then
+        new.created_at := pg_catalog.clock_timestamp();
+        return new;
+    end if;
+
+    -- Serialises one reporter's inserts until commit, so the count below sees every earlier one.
+    -- Only READ COMMITTED takes a fresh snapshot after the lock is granted.
+    if pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+        raise exception using errcode = '0A000',
+            message = 'price reports must be inserted in a READ COMMITTED transaction',
+            detail = 'the per-reporter cap is only exact when each insert sees every committed earlier one';
+    end if;
+    -- Only the owner may take advisory locks, so no other role can hold a reporter's.
+    perform pg_catalog.pg_advisory_xact_lock(private.reporter_lock_namespace(),
+                                             pg_catalog.hashtext(new.reporter_id::pg_catalog.text));
+
+    -- Server time, taken after the lock: later than every earlier report's commit. A client cannot
+    -- backdate a report to dodge the cap or the report window.
+    new.created_at := pg_catalog.clock_timestamp();
+
+    -- A retry of a report this reporter already sent inserts nothing and does not count. A retry must
+    -- repeat the original report: the same id with other values is a conflict, never a silent 201.
+    if new.client_report_id is not null then
+        select r.id, r.created_at, r.currency, r.location_id, r.rate_kind, r.price_cents into earlier
+        from public.price_reports r
+        where r.reporter_id = new.reporter_id
+          and r.client_report_id = new.client_report_id;
+        if found then
+            if (earlier.location_id, earlier.rate_kind, earlier.price_cents, earlier.currency)
+               is distinct from (new.location_id, new.rate_kind, new.price_cents, new.currency) then
+                raise exception using errcode = '23505',
+                    message = pg_catalog.format('client_report_id %s was already used for a different report',
+                                                new.client_report_id),
+                    detail = 'A retry must repeat the original report; a new report needs a new client_report_id.';
+            end if;
+            perform private.append_receipt(earlier.id, earlier.created_at, earlier.currency, true);
+            return null;
+        end if;
+    end if;
+
+    -- Cap reached when the cap-th most recent report counts inside the window; a slot frees up when
+    -- that one leaves it. Its time is its commit time; a row of this transaction (no commit time yet,
+    -- created after the transaction began) counts as now; an old row whose commit time is no longer
+    -- kept counts at created_at.
+    select r.created_at, pg_catalog.pg_xact_commit_timestamp(r.xmin) as committed_at into cap_th
+    from public.price_reports r
+    where r.reporter_id = new.reporter_id
+    order by r.created_at desc
+    offset private.reporter_cap() - 1
+    limit 1;
+    if found then
+        counted_at := case when cap_th.committed_at is not null then cap_th.committed_at
+                           when cap_th.created_at >= pg_catalog.now() then new.created_at
+                           else cap_th.created_at end;
+        if counted_at > new.created_at - private.cap_window() then
+            wait_seconds := greatest(1, pg_catalog.ceil(pg_catalog.date_part('epoch',
+                counted_at + private.cap_window() - new.created_at)))::integer;
+            raise exception using errcode = 'PT429',
+                message = pg_catalog.format('reporter cap reached: at most %s price reports in any %s minutes',
+                                            private.reporter_cap(),
+                                            pg_catalog.date_part('epoch', private.cap_window())::integer / 60),
+                detail = pg_catalog.format('The oldest report in the window leaves it in %s seconds.', wait_seconds),
+                hint = pg_catalog.format('Retry after %s seconds', wait_seconds);
+        end if;
+    end if;
+
+    perform private.append_receipt(new.id, new.created_at, new.currency, false);
+    return new;
+end
+$$;
+-- Fired by the trigger only; nobody calls it directly.
+revoke all on function private.admit_price_report() from public;
+
+create or replace trigger price_reports_admit
+    before insert on public.price_reports
+    for each row execute function private.admit_price_report();
