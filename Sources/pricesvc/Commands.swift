@@ -115,6 +115,14 @@ enum Commands {
         poolConfiguration.sessionSettings = SessionSettings(
             statementTimeoutMilliseconds: try configuration.int("statement-timeout-ms", min: 1))
         let pool = ConnectionPool(poolConfiguration)
+        // Optional and not waited for: until a replica answers, reads go to the primary.
+        let readPool = configuration.string("read-database-url").isEmpty ? nil : {
+            var replica = poolConfiguration
+            replica.conninfo = configuration.string("read-database-url")
+            replica.applicationName = "pricesvc-read"
+            replica.connectTimeout = .seconds(2)  // a dead replica delays a read by at most this once
+            return ConnectionPool(replica)
+        }()
         let startupTimeout = try configuration.int("startup-timeout", min: 1)
         do {
             try pool.waitUntilReachable(timeout: .seconds(startupTimeout))
@@ -130,7 +138,8 @@ enum Commands {
             clientKey: ClientKey(secret: secrets.current),
             refreshChain: RefreshTokenChain(secret: secrets.current),
             readiness: Readiness(shipped: shipped),
-            signUpChallenges: signUpChallenges)
+            signUpChallenges: signUpChallenges,
+            readReplica: readPool)
         let http = HTTPServer(configuration: server, service: service)
         try http.start()
         print("pricesvc listening on http://\(listen.host.contains(":") ? "[\(listen.host)]" : listen.host):\(http.boundPort)")
@@ -141,6 +150,7 @@ enum Commands {
         fail("shutting down: finishing \(http.requestsInFlight) in-flight request(s), at most \(Int(grace)) s")
         http.shutdown(grace: grace)
         pool.close()
+        readPool?.close()
         return 0
     }
 

@@ -26,6 +26,9 @@ public final class Metrics: Sendable {
     private let latencyCount = Counter()
     private let latencyNanoseconds = Counter()
     private let rateLimited = Counter()
+    private let readsOnReplica = Counter()
+    private let readsOnPrimary = Counter()
+    private let replicaFallbacks = Counter()
     private let databaseErrors: [Counter]
 
     public init() {
@@ -48,6 +51,16 @@ public final class Metrics: Sendable {
 
     public func recordRateLimited() {
         rateLimited.add()
+    }
+
+    /// A read-only call (medians, readiness) answered by the replica pool or by the primary.
+    public func recordRead(onReplica: Bool) {
+        (onReplica ? readsOnReplica : readsOnPrimary).add()
+    }
+
+    /// A read-only call that went to the primary because the replica pool could not answer.
+    public func recordReplicaFallback() {
+        replicaFallbacks.add()
     }
 
     public func recordDatabaseError(kind: String) {
@@ -96,6 +109,13 @@ public final class Metrics: Sendable {
         for (index, kind) in Self.databaseErrorKinds.enumerated() where databaseErrors[index].current > 0 {
             out += "pricesvc_database_errors_total{kind=\"\(kind)\"} \(databaseErrors[index].current)\n"
         }
+        out += "# HELP pricesvc_db_reads_total Read-only calls (medians, readiness) by the pool that answered.\n"
+        out += "# TYPE pricesvc_db_reads_total counter\n"
+        out += "pricesvc_db_reads_total{pool=\"replica\"} \(readsOnReplica.current)\n"
+        out += "pricesvc_db_reads_total{pool=\"primary\"} \(readsOnPrimary.current)\n"
+        out += "# HELP pricesvc_db_replica_fallbacks_total Read-only calls sent to the primary because the replica could not answer.\n"
+        out += "# TYPE pricesvc_db_replica_fallbacks_total counter\n"
+        out += "pricesvc_db_replica_fallbacks_total \(replicaFallbacks.current)\n"
         out += "# HELP pricesvc_db_pool_connections Database pool connections by state.\n"
         out += "# TYPE pricesvc_db_pool_connections gauge\n"
         out += "pricesvc_db_pool_connections{state=\"in_use\"} \(pool.inUse)\n"

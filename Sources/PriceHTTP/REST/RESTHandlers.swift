@@ -69,7 +69,7 @@ extension PriceService {
         var parameters: [String?] = [query.locationsParameter]
         if let kind = query.rateKind { parameters.append(kind) }
         do {
-            let results = try database.run([identityQuery(caller), .prepared(statement, parameters)])
+            let results = try reads.run([identityQuery(caller), .prepared(statement, parameters)])
             let json = results.last?.rows.first?.first ?? nil
             return .json(200, json ?? "[]", headers: [("Content-Range", "*/*")])
         } catch {

@@ -8,7 +8,10 @@ import PriceJSON
 /// path is reachable from tests with a plain `HTTPRequest`.
 public final class PriceService: Sendable {
     let settings: ServiceSettings
+    /// The primary: writes, /auth, and reads when no replica answers.
     let database: any QueryRunner
+    /// Medians and readiness: the replica pool when configured, else (or failing it) `database`.
+    let reads: ReadRouting
     let issuer: TokenIssuer
     /// The current anon key, so the common case of the `apikey` check is one constant-time compare
     /// instead of an HMAC; any other key (e.g. signed with the previous secret) is verified in full.
@@ -28,6 +31,7 @@ public final class PriceService: Sendable {
     public init(settings: ServiceSettings, database: any QueryRunner, issuer: TokenIssuer, verifier: TokenVerifier,
                 clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
                 signUpChallenges: SignUpChallenges? = nil, metrics: Metrics = Metrics(),
+                readReplica: (any QueryRunner)? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.settings = settings
         self.database = database
@@ -40,6 +44,7 @@ public final class PriceService: Sendable {
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
         self.clientAddress = ClientAddress(trustedProxies: settings.trustedProxies, ipv6Prefix: settings.ipv6Prefix)
         self.metrics = metrics
+        self.reads = ReadRouting(primary: database, replica: readReplica, metrics: metrics, clock: clock)
         self.log = AccessLog(enabled: settings.accessLog)
         self.readiness = readiness
         self.clock = clock
@@ -231,7 +236,7 @@ public final class PriceService: Sendable {
 
     private func readinessResponse() -> HTTPResponse {
         do {
-            let results = try database.run([.prepared(Statements.appliedMigrations, [])])
+            let results = try reads.run([.prepared(Statements.appliedMigrations, [])])
             let applied = results.last?.rows.compactMap { row -> AppliedMigration? in
                 guard row.count == 2, let name = row[0], let checksum = row[1] else { return nil }
                 return AppliedMigration(name: name, checksum: checksum)
