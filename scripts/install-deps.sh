@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages pricesvc builds, runs and tests with; a no-op when all are present.
-# Swift itself comes with the machine (/opt/swift); everything else is here.
+# Swift itself comes with the machine (/opt/swift); everything else is here. etcd, Patroni and HAProxy
+# are for the replicated topology (scripts/cluster.sh) and its tests.
 set -euo pipefail
 
 packages=(
   libpq-dev libmicrohttpd-dev libssl-dev pkg-config
   postgresql postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
   python3-venv
+  etcd-server patroni haproxy curl
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(wrk nginx-light)
@@ -23,7 +25,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# The Debian nginx and postgresql packages start system services; pricesvc runs its own
+# The Debian nginx, postgresql, etcd and haproxy packages start system services; pricesvc runs its own
 # private instances, so keep the system ones from starting.
 policy=/usr/sbin/policy-rc.d
 restore_policy=false

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: a throwaway PostgreSQL cluster, the migrations, then every suite against it:
 # pgTAP policies (pg_prove), the concurrency check, Swift tests, and the end-to-end suite that
-# drives a real pricesvc with curl-like requests and the unmodified supabase Python client.
+# drives a real pricesvc with curl-like requests and the unmodified supabase Python client. Last, the
+# replicated topology of docs/deployment.md (scripts/cluster.sh) and its failover drill.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
@@ -22,12 +23,13 @@ swift build -c release --product pricesvc || exit 1
 swift build --build-tests || exit 1
 
 step "fresh PostgreSQL cluster in $state/pg"
+scripts/cluster.sh down "$state/cluster" >/dev/null 2>&1 || true
 scripts/pg-cluster.sh destroy "$state/pg" >/dev/null 2>&1 || true
 rm -rf "$state"
 mkdir -p "$state"
 eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
 export PGHOST PGUSER PGDATABASE=pricesvc
-trap 'scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true' EXIT
+trap 'scripts/cluster.sh down "$state/cluster" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true' EXIT
 
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
 secret=$(head -c 48 /dev/urandom | base64 -w0)
@@ -49,6 +51,11 @@ if [ ! -x .venv/bin/pytest ] || [ "$(cat .venv/.requirements-sha 2>/dev/null)" !
 fi
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
 run_suite "end-to-end (real pricesvc, curl, supabase-py)" .venv/bin/pytest -q tests/e2e
+# Its own etcd, Patroni nodes, HAProxy and pricesvc instances (scripts/cluster.sh), not the cluster above.
+run_suite "cluster: Patroni failover drill, HAProxy limits, replica reads" \
+  env PRICESVC_TEST_CLUSTER_DIR="$state/cluster" PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" \
+  .venv/bin/pytest -q tests/cluster
+[ -f "$state/failover-drill.json" ] && { echo "failover drill:"; cat "$state/failover-drill.json"; }
 
 echo
 if [ ${#failures[@]} -eq 0 ]; then

@@ -61,14 +61,24 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
     /// retry later.
     ///
     /// Covers connection exceptions (class 08), admin/crash shutdown and "cannot connect now"
-    /// (57P01–57P03), any FATAL/PANIC, and the pool-side conditions.
+    /// (57P01–57P03), a server that turned read-only (25006), any FATAL/PANIC, and the pool-side
+    /// conditions. The pipeline discards the connection after any of them.
     public var isUnavailable: Bool {
         switch code {
         case .connectionLost, .connectFailed, .timeout, .poolExhausted, .poolClosed:
             return true
         default:
-            return Self.sqlStateMeansConnectionGone(sqlState) || severity == "FATAL" || severity == "PANIC"
+            return Self.sqlStateMeansConnectionGone(sqlState) || Self.sqlStateMeansServerReadOnly(sqlState)
+                || severity == "FATAL" || severity == "PANIC"
         }
+    }
+
+    /// 25006 read_only_sql_transaction: pricesvc never opens a read-only transaction itself, so a write
+    /// refused this way reached a standby, e.g. a demoted primary after a failover, before the proxy in
+    /// front of the cluster noticed. The node is the problem, not the request: 503, and the connection
+    /// goes, so the next one is routed to the new leader.
+    static func sqlStateMeansServerReadOnly(_ sqlState: String?) -> Bool {
+        sqlState == "25006"
     }
 
     /// SQLSTATEs after which the session is gone, whatever the severity says.

@@ -116,6 +116,14 @@ enum Commands {
         poolConfiguration.sessionSettings = SessionSettings(
             statementTimeoutMilliseconds: try configuration.int("statement-timeout-ms", min: 1))
         let pool = ConnectionPool(poolConfiguration)
+        // Optional and not waited for: until a replica answers, reads go to the primary.
+        let readPool = configuration.string("read-database-url").isEmpty ? nil : {
+            var replica = poolConfiguration
+            replica.conninfo = configuration.string("read-database-url")
+            replica.applicationName = "pricesvc-read"
+            replica.connectTimeout = .seconds(2)  // a dead replica delays a read by at most this once
+            return ConnectionPool(replica)
+        }()
         let startupTimeout = try configuration.int("startup-timeout", min: 1)
         do {
             try pool.waitUntilReachable(timeout: .seconds(startupTimeout))
@@ -134,19 +142,21 @@ enum Commands {
             readiness: Readiness(shipped: shipped),
             metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }),
             signUpChallenges: signUpChallenges)
-        let http = HTTPServer(configuration: server, application: PriceApplication(service: service, database: pool),
-                              metrics: serverMetrics)
+        let application = PriceApplication(service: service, database: pool, readReplica: readPool)
+        let http = HTTPServer(configuration: server, application: application, metrics: serverMetrics)
+        let shutdownRequested = ShutdownSignal()
         try http.start()
         print("pricesvc listening on http://\(listen.host.contains(":") ? "[\(listen.host)]" : listen.host):\(http.boundPort)")
         fflush(nil)
 
-        ShutdownSignal.wait()
+        shutdownRequested.wait()
         let grace = Double(try configuration.int("shutdown-grace"))
         fail("shutting down: finishing \(http.requestsInFlight) in-flight request(s), at most \(Int(grace)) s")
         http.shutdown(grace: grace) { pending in
             fail("shutdown grace period over: waiting for \(pending) database job(s) to finish")
         }
         pool.close()
+        readPool?.close()
         return 0
     }
 
@@ -183,18 +193,26 @@ enum Commands {
 }
 
 /// SIGTERM/SIGINT, the Dispatch way: ignore the default action, then watch with a source.
-enum ShutdownSignal {
-    static func wait() {
-        let received = DispatchSemaphore(value: 0)
+final class ShutdownSignal {
+    private let received = DispatchSemaphore(value: 0)
+    private var sources: [DispatchSourceSignal] = []
+
+    /// Watches SIGTERM/SIGINT from now on. Create it before the server can be reached: a signal that
+    /// arrives between ignoring it and registering the source would be lost (seen as a flaky test, a
+    /// SIGTERM sent right after /healthz first answered that never stopped the process).
+    init() {
         let queue = DispatchQueue(label: "pricesvc.signals")
-        var sources: [DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { received.signal() }
+            source.setEventHandler { [received] in received.signal() }
             source.resume()
             sources.append(source)
         }
+    }
+
+    /// Blocks until one of the signals arrives.
+    func wait() {
         received.wait()
         sources.forEach { $0.cancel() }
     }

@@ -16,6 +16,8 @@ enum Settings {
         Setting(key: "listen", defaultValue: "127.0.0.1:8080", help: "Address and port to serve on"),
         Setting(key: "database-url", defaultValue: "postgresql:///pricesvc?user=authenticator",
                 help: "libpq connection string for serving (role authenticator)"),
+        Setting(key: "read-database-url", defaultValue: "",
+                help: "Connection string for read-only calls (medians, readiness), e.g. a replica; they fall back to --database-url when it fails"),
         Setting(key: "migration-database-url", defaultValue: "",
                 help: "Connection string for migrate and prune (the owning role); defaults to --database-url"),
         Setting(key: "migrations-dir", defaultValue: "migrations", help: "Folder holding the SQL migrations"),

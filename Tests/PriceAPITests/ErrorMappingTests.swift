@@ -10,8 +10,8 @@ struct ErrorMappingTests {
         #expect(SQLStateMapping.status(sqlState: "42501", isUnavailable: false, role: .authenticated) == 403)
     }
 
-    @Test("PostgREST's table: conflicts 409, bad data 400, PTxyz is status xyz, lost connections 503",
-          arguments: [("23505", 409), ("23514", 400), ("22P02", 400), ("P0001", 400), ("23502", 400),
+    @Test("PostgREST's table: conflicts 409, bad data 400, PTxyz is status xyz, lost connections and read-only nodes 503",
+          arguments: [("25006", 503), ("23505", 409), ("23514", 400), ("22P02", 400), ("P0001", 400), ("23502", 400),
                       ("PT429", 429), ("PT401", 401), ("08006", 503), ("57P01", 503), ("57P03", 503),
                       ("22023", 400), ("XX000", 500)])
     func table(state: String, status: Int) {

@@ -8,6 +8,11 @@ import Testing
         #expect(DatabaseError(code: .server, sqlState: sqlState, message: "x", severity: "ERROR").isUnavailable)
     }
 
+    @Test func aServerThatTurnedReadOnlyIsUnavailable() {
+        // A demoted primary after a failover: the write must go elsewhere, not fail as the client's fault.
+        #expect(DatabaseError(code: .server, sqlState: "25006", message: "read-only", severity: "ERROR").isUnavailable)
+    }
+
     @Test func anyFatalIsUnavailable() {
         #expect(DatabaseError(code: .server, sqlState: "28P01", message: "auth", severity: "FATAL").isUnavailable)
         #expect(DatabaseError(code: .server, sqlState: "XX000", message: "x", severity: "PANIC").isUnavailable)

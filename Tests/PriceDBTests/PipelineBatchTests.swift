@@ -53,6 +53,15 @@ import Testing
         #expect(batch.receive(.error(terminated)) == .finished(.init(results: .failure(terminated), preparedNames: [], connectionReusable: false)))
     }
 
+    @Test func aWriteRefusedByAReadOnlyServerEndsTheConnectionSoTheNextGoesToTheNewLeader() {
+        var batch = PipelineBatch(steps: [.query, .query])
+        let demoted = DatabaseError(code: .server, sqlState: "25006",
+                                    message: "cannot execute INSERT in a read-only transaction", severity: "ERROR")
+        _ = batch.receive(.result(QueryResult()))
+        _ = batch.receive(.endOfStep)
+        #expect(batch.receive(.error(demoted)) == .finished(.init(results: .failure(demoted), preparedNames: [], connectionReusable: false)))
+    }
+
     @Test func anErrorWithoutSQLStateComesFromLibpqAndEndsTheConnection() {
         var batch = PipelineBatch(steps: [.query])
         let closed = DatabaseError(code: .connectionLost, message: "server closed the connection unexpectedly")

@@ -14,7 +14,9 @@ enum SQLStateMapping {
         case "23505", "23503", "40001", "40P01": return 409
         case "23502", "23514", "P0001": return 400
         case "42883", "42P01": return 404
-        case "25006": return 405
+        // PostgREST answers 405 here (a GET calling a volatile function). pricesvc never asks for a
+        // read-only transaction, so 25006 means the node became a standby (failover): retry later.
+        case "25006": return 503
         case "57014": return 503
         case "57P01", "57P02", "57P03", "53300", "53400": return 503
         default: break

@@ -10,6 +10,9 @@ public final class ServiceMetrics: Sendable {
     let server: ServerMetrics
     private let pool: @Sendable () -> PoolStats
     private let rateLimited = AtomicCounter()
+    private let readsOnReplica = AtomicCounter()
+    private let readsOnPrimary = AtomicCounter()
+    private let replicaFallbacks = AtomicCounter()
     private let databaseErrors: [AtomicCounter]
 
     /// - Parameters:
@@ -30,6 +33,16 @@ public final class ServiceMetrics: Sendable {
         rateLimited.add()
     }
 
+    /// A read-only call (medians, readiness) answered by the replica pool or by the primary.
+    func recordRead(onReplica: Bool) {
+        (onReplica ? readsOnReplica : readsOnPrimary).add()
+    }
+
+    /// A read-only call that went to the primary because the replica pool could not answer.
+    func recordReplicaFallback() {
+        replicaFallbacks.add()
+    }
+
     func recordDatabaseError(_ error: DatabaseError) {
         let kind = APIError.metricsKind(error)
         let index = Self.databaseErrorKinds.firstIndex(of: kind) ?? Self.databaseErrorKinds.count - 1
@@ -47,6 +60,13 @@ public final class ServiceMetrics: Sendable {
         for (index, kind) in Self.databaseErrorKinds.enumerated() where databaseErrors[index].current > 0 {
             out += "pricesvc_database_errors_total{kind=\"\(kind)\"} \(databaseErrors[index].current)\n"
         }
+        out += "# HELP pricesvc_db_reads_total Read-only calls (medians, readiness) by the pool that answered.\n"
+        out += "# TYPE pricesvc_db_reads_total counter\n"
+        out += "pricesvc_db_reads_total{pool=\"replica\"} \(readsOnReplica.current)\n"
+        out += "pricesvc_db_reads_total{pool=\"primary\"} \(readsOnPrimary.current)\n"
+        out += "# HELP pricesvc_db_replica_fallbacks_total Read-only calls sent to the primary because the replica could not answer.\n"
+        out += "# TYPE pricesvc_db_replica_fallbacks_total counter\n"
+        out += "pricesvc_db_replica_fallbacks_total \(replicaFallbacks.current)\n"
         let pool = self.pool()
         out += "# HELP pricesvc_db_pool_connections Database pool connections by state.\n"
         out += "# TYPE pricesvc_db_pool_connections gauge\n"

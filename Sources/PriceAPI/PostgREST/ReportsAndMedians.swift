@@ -74,7 +74,7 @@ extension PriceService {
         var parameters: [String?] = [query.locationsParameter]
         if let kind = query.rateKind { parameters.append(kind) }
         let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
-        return .database(DatabasePlan([caller.identityQuery, .prepared(statement, parameters)]) { outcome in
+        return .database(DatabasePlan([caller.identityQuery, .prepared(statement, parameters)], readOnly: true) { outcome in
             switch outcome {
             case .success(let results):
                 let json = results.last?.rows.first?.first ?? nil

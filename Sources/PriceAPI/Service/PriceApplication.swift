@@ -12,11 +12,16 @@ extension ConnectionPool: QueryRunner {}
 /// plan turned into the work a worker thread runs.
 public struct PriceApplication: HTTPApplication {
     let service: PriceService
+    /// The primary: writes, /auth, and reads when no replica answers.
     let database: any QueryRunner
+    /// Read-only plans: the replica pool when configured, else (or failing it) `database`.
+    let reads: ReadRouting
 
-    public init(service: PriceService, database: any QueryRunner) {
+    public init(service: PriceService, database: any QueryRunner, readReplica: (any QueryRunner)? = nil) {
         self.service = service
         self.database = database
+        self.reads = ReadRouting(primary: database, replica: readReplica, metrics: service.metrics,
+                                 clock: service.clock)
     }
 
     public func respond(to request: HTTPRequest) -> Reply {
@@ -40,7 +45,8 @@ public struct PriceApplication: HTTPApplication {
     /// The round trip, on a worker thread. Every database error is counted here, once.
     func execute(_ plan: DatabasePlan) -> HTTPResponse {
         do throws(DatabaseError) {
-            return plan.answer(.success(try database.run(plan.queries)))
+            let results = plan.readOnly ? try reads.run(plan.queries) : try database.run(plan.queries)
+            return plan.answer(.success(results))
         } catch {
             service.metrics.recordDatabaseError(error)
             return plan.answer(.failure(error))

@@ -135,7 +135,7 @@ public final class PriceService: Sendable {
     private func readinessPlan() -> DatabasePlan {
         let readiness = self.readiness
         let retryAfter = settings.unavailableRetryAfter
-        return DatabasePlan([.prepared(Statements.appliedMigrations, [])]) { outcome in
+        return DatabasePlan([.prepared(Statements.appliedMigrations, [])], readOnly: true) { outcome in
             guard case .success(let results) = outcome else {
                 return .json(503, "{\"status\":\"not ready\",\"reason\":\"database unreachable\"}",
                              headers: [("Retry-After", "\(retryAfter)")])

@@ -1,0 +1,558 @@
+#!/usr/bin/env bash
+# The replicated topology of docs/deployment.md on loopback, from Debian's packages:
+# one etcd, two PostgreSQL 15 nodes managed by Patroni (a leader and a synchronous standby), HAProxy
+# (database read-write and read-only ports, and HTTP with the per-address request limit), and two
+# stateless pricesvc instances.
+#
+#   scripts/cluster.sh up DIR        start whatever is not running (the first time: bootstrap, create
+#                                    the database, migrate); prints one JSON line (see status)
+#   scripts/cluster.sh status DIR    {"url", "anon_key", "owner_url", "nodes": [{name, role,
+#                                    patroni_pid, postmaster_pid}], "pricesvc_pids"} with current roles
+#   scripts/cluster.sh failover DIR  Patroni switchover to the synchronous standby; waits until the old
+#                                    leader is back as the standby; prints the status line
+#   scripts/cluster.sh down DIR      stops everything it started; idempotent
+#
+# Only 127.0.0.1 ports are bound, picked free on the first `up` and kept in DIR/cluster.env.
+# As root, Patroni and PostgreSQL run as the `postgres` OS user (initdb refuses root); otherwise as
+# the calling user. Settings: PRICESVC_BIN (default .build/release/pricesvc), PGBIN,
+# CLUSTER_RATE_LIMIT_PER_MINUTE (120: per client address, enforced by HAProxy for all instances),
+# and any PRICESVC_* variable, passed to both pricesvc instances.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd -P)
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+BIN=${PRICESVC_BIN:-$REPO/.build/release/pricesvc}
+PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard library is used
+
+die() { echo "cluster: $*" >&2; exit 1; }
+usage() { die "usage: $0 up|status|failover|down DIR"; }
+
+[ $# -eq 2 ] || usage
+cmd=$1
+mkdir -p -- "$2"
+DIR=$(cd -- "$2" && pwd -P)
+exec 9>"$DIR/.cluster.lock"
+flock 9
+
+# Patroni and PostgreSQL must reach their folders. Under a private DIR (e.g. a 0700 temporary
+# folder) as root they live in a folder of their own under /var/tmp, as scripts/pg-cluster.sh does.
+if [ "$(id -u)" -eq 0 ]; then
+    id -u postgres >/dev/null 2>&1 || die "OS user 'postgres' is missing (apt-get install postgresql)"
+    DB_USER=postgres
+    AS_DB=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+    if runuser -u postgres -- test -x "$DIR" 2>/dev/null; then
+        NODES=$DIR/nodes
+    else
+        NODES=/var/tmp/pricesvc-cluster-$(printf '%s' "$DIR" | sha256sum | cut -c1-16)
+        ln -sfn -- "$NODES" "$DIR/nodes"
+    fi
+else
+    DB_USER=$(id -un)
+    AS_DB=()
+    NODES=$DIR/nodes
+fi
+
+# ------------------------------------------------------------------ small helpers
+
+# True when PID is alive and its command line contains PATTERN.
+alive() {
+    local pid=$1 pattern=$2
+    [[ $pid =~ ^[0-9]+$ ]] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$pattern"
+}
+
+pid_of() { cat "$1" 2>/dev/null || true; }
+
+# Runs COMMAND until it succeeds or SECONDS pass; fails with MESSAGE and LOG's tail.
+wait_for() {
+    local seconds=$1 message=$2 log=$3; shift 3
+    local deadline=$((SECONDS + seconds))
+    until "$@" >/dev/null 2>&1; do
+        if [ $SECONDS -ge $deadline ]; then
+            echo "cluster: timed out after ${seconds}s waiting for $message" >&2
+            [ -n "$log" ] && [ -f "$log" ] && { echo "--- tail of $log" >&2; tail -n 30 "$log" >&2; }
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+http_ok() { curl -fsS -o /dev/null --max-time 2 "$1"; }
+
+free_ports() {  # N free loopback ports, one per line
+    "$PY" - "$1" <<'EOF'
+import socket, sys
+sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in sockets))
+EOF
+}
+
+# ------------------------------------------------------------------ configuration (first `up` only)
+
+ENV_FILE=$DIR/cluster.env
+
+make_configuration() {
+    local ports
+    mapfile -t ports < <(free_ports 11)
+    rm -rf -- "$NODES/node1" "$NODES/node2"  # data of an earlier cluster under the same name
+    umask 077
+    mkdir -p "$DIR/secrets" "$DIR/etcd" "$DIR/haproxy" "$DIR/pricesvc"
+    head -c 48 /dev/urandom | base64 -w0 | tr '+/' '-_' >"$DIR/secrets/jwt-secret"
+    local superuser_password replication_password authenticator_password
+    superuser_password=$(head -c 24 /dev/urandom | base64 -w0 | tr -d '+/=')
+    replication_password=$(head -c 24 /dev/urandom | base64 -w0 | tr -d '+/=')
+    authenticator_password=$(head -c 24 /dev/urandom | base64 -w0 | tr -d '+/=')
+    # One passfile for everything run from here (psql, migrate, pricesvc); no password is in a URL.
+    printf '127.0.0.1:*:*:postgres:%s\n127.0.0.1:*:*:authenticator:%s\n' \
+        "$superuser_password" "$authenticator_password" >"$DIR/secrets/pgpass"
+    cat >"$ENV_FILE" <<EOF
+SCOPE=pricesvc-$(printf '%s' "$DIR" | sha256sum | cut -c1-8)
+ETCD_CLIENT_PORT=${ports[0]}
+ETCD_PEER_PORT=${ports[1]}
+NODE1_PG_PORT=${ports[2]}
+NODE1_API_PORT=${ports[3]}
+NODE2_PG_PORT=${ports[4]}
+NODE2_API_PORT=${ports[5]}
+RW_PORT=${ports[6]}
+RO_PORT=${ports[7]}
+HTTP_PORT=${ports[8]}
+PRICESVC1_PORT=${ports[9]}
+PRICESVC2_PORT=${ports[10]}
+SUPERUSER_PASSWORD=$superuser_password
+REPLICATION_PASSWORD=$replication_password
+AUTHENTICATOR_PASSWORD=$authenticator_password
+EOF
+    umask 022
+}
+
+load_configuration() {
+    [ -f "$ENV_FILE" ] || return 1
+    # shellcheck disable=SC1090
+    . "$ENV_FILE"
+    PGPASSFILE=$DIR/secrets/pgpass
+    OWNER_URL="postgresql://postgres@127.0.0.1:$RW_PORT/pricesvc?passfile=$PGPASSFILE"
+    SERVICE_URL="postgresql://authenticator@127.0.0.1:$RW_PORT/pricesvc?passfile=$PGPASSFILE"
+    READ_URL="postgresql://authenticator@127.0.0.1:$RO_PORT/pricesvc?passfile=$PGPASSFILE"
+}
+
+write_patroni_config() {  # node number
+    local n=$1 pg_port api_port home
+    pg_port=$(eval echo "\$NODE${n}_PG_PORT")
+    api_port=$(eval echo "\$NODE${n}_API_PORT")
+    home=$NODES/node$n
+    mkdir -p -- "$NODES"
+    install -d -m 0700 "$home"
+    [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$NODES" "$home"
+    cat >"$home/patroni.yml" <<EOF
+# Written by scripts/cluster.sh; docs/deployment.md explains each choice.
+scope: $SCOPE
+namespace: /pricesvc/
+name: node$n
+log:
+  level: WARNING
+restapi:
+  listen: 127.0.0.1:$api_port
+  connect_address: 127.0.0.1:$api_port
+etcd3:
+  hosts: 127.0.0.1:$ETCD_CLIENT_PORT
+bootstrap:
+  dcs:
+    # A dead leader's key expires after ttl seconds; then the synchronous standby is promoted.
+    ttl: 10
+    loop_wait: 2
+    retry_timeout: 4
+    maximum_lag_on_failover: 1048576
+    # Every commit waits for the synchronous standby; only it may be promoted automatically.
+    synchronous_mode: true
+    synchronous_mode_strict: false
+    postgresql:
+      use_pg_rewind: true
+      use_slots: true
+      parameters:
+        # The per-reporter cap counts reports by commit time: required on every node.
+        track_commit_timestamp: "on"
+        # A 201 means the standby has applied the report: reads there see every acknowledged write.
+        synchronous_commit: remote_apply
+        wal_level: replica
+        hot_standby: "on"
+        hot_standby_feedback: "on"
+        wal_log_hints: "on"
+        max_connections: 100
+        max_wal_senders: 10
+        max_replication_slots: 10
+        wal_keep_size: 256MB
+  initdb:
+    - encoding: UTF8
+    - locale: C.UTF-8
+    - data-checksums
+postgresql:
+  listen: 127.0.0.1:$pg_port
+  connect_address: 127.0.0.1:$pg_port
+  data_dir: $home/data
+  bin_dir: $PGBIN
+  pgpass: $home/pgpass
+  authentication:
+    superuser:
+      username: postgres
+      password: $SUPERUSER_PASSWORD
+    replication:
+      username: replicator
+      password: $REPLICATION_PASSWORD
+  parameters:
+    unix_socket_directories: $home
+    timezone: UTC
+    log_min_messages: warning
+  pg_hba:
+    - local all all trust
+    - host replication replicator 127.0.0.1/32 scram-sha-256
+    - host all all 127.0.0.1/32 scram-sha-256
+EOF
+    chmod 0600 "$home/patroni.yml"
+    [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$home/patroni.yml"
+    return 0
+}
+
+write_haproxy_config() {
+    local limit=${CLUSTER_RATE_LIMIT_PER_MINUTE:-120}
+    cat >"$DIR/haproxy/haproxy.cfg" <<EOF
+# Written by scripts/cluster.sh; docs/deployment.md explains each part.
+global
+    daemon
+    pidfile $DIR/haproxy/haproxy.pid
+    stats socket $DIR/haproxy/admin.sock mode 600 level admin
+    maxconn 4096
+
+defaults
+    timeout connect 1s
+    timeout client 60s
+    timeout server 60s
+    timeout check 1s
+    retries 2
+
+# PostgreSQL, read-write: whichever node Patroni's REST API calls the primary. Sessions to a node
+# marked down are cut, so clients reconnect to the new leader instead of waiting on the old one.
+listen postgres_rw
+    bind 127.0.0.1:$RW_PORT
+    mode tcp
+    option httpchk OPTIONS /primary
+    http-check expect status 200
+    default-server inter 1s fastinter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
+    server node1 127.0.0.1:$NODE1_PG_PORT check port $NODE1_API_PORT
+    server node2 127.0.0.1:$NODE2_PG_PORT check port $NODE2_API_PORT
+
+# PostgreSQL, read-only: the replicas. With none up the port refuses, and pricesvc reads from the primary.
+listen postgres_ro
+    bind 127.0.0.1:$RO_PORT
+    mode tcp
+    balance roundrobin
+    option httpchk OPTIONS /replica
+    http-check expect status 200
+    default-server inter 1s fastinter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
+    server node1 127.0.0.1:$NODE1_PG_PORT check port $NODE1_API_PORT
+    server node2 127.0.0.1:$NODE2_PG_PORT check port $NODE2_API_PORT
+
+# HTTP: the per-address request limit is kept here, once for all instances (each instance's own
+# limiter only sees its share). Counted: requests let through on /rest and /auth, per IPv4 address
+# or IPv6 /64, over a sliding minute.
+frontend http
+    bind 127.0.0.1:$HTTP_PORT
+    mode http
+    timeout http-request 10s
+    stick-table type ipv6 size 1m expire 2m store gpc0_rate(60s)
+    acl limited path_beg /rest/ /auth/
+    acl auth path_beg /auth/
+    http-request del-header X-Forwarded-For
+    http-request track-sc0 src,ipmask(32,64) if limited
+    http-request return status 429 content-type application/json hdr Retry-After 10 string '{"code":429,"error_code":"over_request_rate_limit","msg":"Request rate limit reached"}' if auth { sc0_gpc0_rate ge $limit }
+    http-request return status 429 content-type application/json hdr Retry-After 10 string '{"code":"PGRST429","details":null,"hint":"Retry after 10 seconds","message":"Too many requests from this address"}' if limited { sc0_gpc0_rate ge $limit }
+    http-request sc-inc-gpc0(0) if limited
+    option forwardfor
+    default_backend pricesvc
+
+backend pricesvc
+    mode http
+    balance roundrobin
+    option httpchk GET /healthz
+    http-check expect status 200
+    # A refused connection (instance gone) is retried on the other instance; a request already sent
+    # to an instance that dies is not (it may have been executed).
+    option redispatch 1
+    default-server inter 500ms fall 2 rise 2
+    server pricesvc1 127.0.0.1:$PRICESVC1_PORT check
+    server pricesvc2 127.0.0.1:$PRICESVC2_PORT check
+    errorfile 503 $DIR/haproxy/503.http
+EOF
+    printf 'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n{"code":"PGRST003","details":null,"hint":null,"message":"No instance available, retry shortly"}\n' \
+        >"$DIR/haproxy/503.http"
+}
+
+# ------------------------------------------------------------------ processes
+
+start_etcd() {
+    local pidfile=$DIR/etcd/etcd.pid
+    alive "$(pid_of "$pidfile")" etcd && return 0
+    setsid etcd --name etcd1 --data-dir "$DIR/etcd/data" \
+        --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT" \
+        --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+        --initial-cluster "etcd1=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-token "$SCOPE" \
+        --initial-cluster-state new --log-level warn \
+        </dev/null >>"$DIR/etcd/etcd.log" 2>&1 9>&- &
+    echo $! >"$pidfile"
+    wait_for 30 "etcd" "$DIR/etcd/etcd.log" http_ok "http://127.0.0.1:$ETCD_CLIENT_PORT/health"
+}
+
+start_node() {  # node number
+    local n=$1 api_port home
+    home=$NODES/node$n
+    api_port=$(eval echo "\$NODE${n}_API_PORT")
+    local pidfile=$DIR/patroni-node$n.pid
+    alive "$(pid_of "$pidfile")" "$home/patroni.yml" && return 0
+    # A postmaster left by a killed Patroni would keep the data directory; Patroni adopts a running one.
+    ( cd "$home" || exit 1; "${AS_DB[@]}" env HOME="$home" PATH="$PATH" setsid patroni "$home/patroni.yml" \
+        </dev/null >>"$home/patroni.log" 2>&1 9>&- & echo $! >"$pidfile" )
+    wait_for 90 "node$n's Patroni REST API" "$home/patroni.log" http_ok "http://127.0.0.1:$api_port/liveness"
+}
+
+start_haproxy() {
+    local pidfile=$DIR/haproxy/haproxy.pid
+    alive "$(pid_of "$pidfile")" haproxy && return 0
+    haproxy -c -q -f "$DIR/haproxy/haproxy.cfg" || die "haproxy.cfg is invalid"
+    haproxy -f "$DIR/haproxy/haproxy.cfg" </dev/null >>"$DIR/haproxy/haproxy.log" 2>&1 9>&- ||
+        die "haproxy did not start: $(tail -n 5 "$DIR/haproxy/haproxy.log")"
+    wait_for 10 "haproxy" "$DIR/haproxy/haproxy.log" test -s "$pidfile"
+}
+
+start_pricesvc() {  # instance number
+    local n=$1 port
+    port=$(eval echo "\$PRICESVC${n}_PORT")
+    local pidfile=$DIR/pricesvc/pricesvc$n.pid
+    alive "$(pid_of "$pidfile")" pricesvc && return 0
+    : >"$DIR/pricesvc/pricesvc$n.stdout"
+    (
+        export PRICESVC_LISTEN=127.0.0.1:$port
+        export PRICESVC_DATABASE_URL=$SERVICE_URL PRICESVC_READ_DATABASE_URL=$READ_URL
+        export PRICESVC_JWT_SECRET_FILE=$DIR/secrets/jwt-secret PRICESVC_TRUSTED_PROXIES=127.0.0.1
+        export PRICESVC_MIGRATIONS_DIR=${PRICESVC_MIGRATIONS_DIR:-$REPO/migrations}
+        export PRICESVC_ACCESS_LOG=${PRICESVC_ACCESS_LOG:-false}
+        cd "$REPO" || exit 1
+        setsid "$BIN" serve </dev/null >>"$DIR/pricesvc/pricesvc$n.stdout" \
+            2>>"$DIR/pricesvc/pricesvc$n.stderr" 9>&- & echo $! >"$pidfile"
+    )
+    wait_for 60 "pricesvc $n" "$DIR/pricesvc/pricesvc$n.stderr" http_ok "http://127.0.0.1:$port/healthz"
+}
+
+api() { curl -fsS --max-time 3 "http://127.0.0.1:$1$2"; }
+
+# Patroni's view of the cluster from any node that answers.
+cluster_json() {
+    local port
+    for port in "$NODE1_API_PORT" "$NODE2_API_PORT"; do
+        api "$port" /cluster 2>/dev/null && return 0
+    done
+    return 1
+}
+
+has_leader_and_sync_standby() {
+    cluster_json | "$PY" -c '
+import json, sys
+roles = [m["role"] for m in json.load(sys.stdin)["members"] if m.get("state") in ("running", "streaming")]
+sys.exit(0 if "leader" in roles and "sync_standby" in roles else 1)'
+}
+
+psql_owner() { psql -X -q -v ON_ERROR_STOP=1 "$OWNER_URL" "$@"; }
+psql_admin() { psql -X -q -v ON_ERROR_STOP=1 "postgresql://postgres@127.0.0.1:$RW_PORT/postgres?passfile=$PGPASSFILE" "$@"; }
+
+# HAProxy's view: "backend server STATUS" per line, from its admin socket.
+haproxy_servers() {
+    "$PY" - "$DIR/haproxy/admin.sock" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(2)
+s.connect(sys.argv[1])
+s.sendall(b"show stat\n")
+data = b""
+while chunk := s.recv(65536):
+    data += chunk
+for line in data.decode().splitlines():
+    fields = line.split(",")
+    if len(fields) > 17 and not line.startswith("#") and fields[1] not in ("FRONTEND", "BACKEND"):
+        print(fields[0], fields[1], fields[17])
+EOF
+}
+
+# HAProxy marks every server up until its first check; wait until its read-write port has only the leader.
+rw_port_follows_leader() {
+    local leader
+    leader=$(cluster_json | "$PY" -c '
+import json, sys
+print(next(m["name"] for m in json.load(sys.stdin)["members"] if m["role"] == "leader" and m.get("state") == "running"))')
+    [ "$(haproxy_servers | awk '$1 == "postgres_rw" && $3 == "UP" { print $2 }')" = "$leader" ]
+}
+
+prepare_database() {
+    export PGCONNECT_TIMEOUT=3
+    wait_for 30 "HAProxy's read-write port to follow the leader" "" rw_port_follows_leader
+    if [ "$(psql_admin -tAc "select 1 from pg_database where datname = 'pricesvc'")" != 1 ]; then
+        psql_admin -c 'create database pricesvc' >/dev/null
+    fi
+    PRICESVC_JWT_SECRET_FILE=$DIR/secrets/jwt-secret PRICESVC_MIGRATIONS_DIR=${PRICESVC_MIGRATIONS_DIR:-$REPO/migrations} \
+        "$BIN" migrate --migration-database-url "$OWNER_URL" >"$DIR/migrate.log" 2>&1 ||
+        die "pricesvc migrate failed: $(tail -n 5 "$DIR/migrate.log")"
+    psql_owner -c "alter role authenticator password '$AUTHENTICATOR_PASSWORD'" >/dev/null
+}
+
+status_line() {
+    local cluster anon_key
+    cluster=$(cluster_json 2>/dev/null || echo '{"members": []}')
+    anon_key=$(PRICESVC_JWT_SECRET_FILE=$DIR/secrets/jwt-secret "$BIN" keys)
+    local pids=()
+    for n in 1 2; do
+        local pid
+        pid=$(pid_of "$DIR/pricesvc/pricesvc$n.pid")
+        alive "$pid" pricesvc && pids+=("$pid")
+    done
+    local nodes=()
+    for n in 1 2; do
+        local patroni_pid postmaster_pid
+        patroni_pid=$(pid_of "$DIR/patroni-node$n.pid")
+        alive "$patroni_pid" "$NODES/node$n/patroni.yml" || patroni_pid=null
+        postmaster_pid=$(head -n 1 "$NODES/node$n/data/postmaster.pid" 2>/dev/null || true)
+        alive "$postmaster_pid" postgres || postmaster_pid=null
+        nodes+=("node$n:$patroni_pid:$postmaster_pid")
+    done
+    CLUSTER=$cluster "$PY" - "http://127.0.0.1:$HTTP_PORT" "$anon_key" "$OWNER_URL" "${pids[*]:-}" "${nodes[@]}" <<'EOF'
+import json, os, sys
+url, anon_key, owner_url, pids, *nodes = sys.argv[1:]
+members = {m["name"]: m for m in json.loads(os.environ["CLUSTER"]).get("members", [])}
+out = []
+for node in nodes:
+    name, patroni_pid, postmaster_pid = node.split(":")
+    member = members.get(name, {})
+    role = member.get("role", "down") if member.get("state") in ("running", "streaming") else "down"
+    out.append({"name": name, "role": role, "patroni_pid": json.loads(patroni_pid),
+                "postmaster_pid": json.loads(postmaster_pid)})
+print(json.dumps({"url": url, "anon_key": anon_key, "owner_url": owner_url, "nodes": out,
+                  "pricesvc_pids": [int(p) for p in pids.split()]}))
+EOF
+}
+
+# ------------------------------------------------------------------ commands
+
+up() {
+    command -v etcd >/dev/null && command -v patroni >/dev/null && command -v haproxy >/dev/null ||
+        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh --cluster)"
+    [ -x "$BIN" ] || die "no pricesvc at $BIN (swift build -c release --product pricesvc)"
+    [ -f "$ENV_FILE" ] || make_configuration
+    load_configuration
+    write_patroni_config 1
+    write_patroni_config 2
+    write_haproxy_config
+    start_etcd
+    # The first node bootstraps; the second clones it (pg_basebackup) and becomes the synchronous standby.
+    start_node 1
+    wait_for 90 "a leader" "$NODES/node1/patroni.log" cluster_has_leader
+    start_node 2
+    start_haproxy
+    prepare_database
+    start_pricesvc 1
+    start_pricesvc 2
+    wait_for 90 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
+    wait_for 30 "/readyz through HAProxy" "" http_ok "http://127.0.0.1:$HTTP_PORT/readyz"
+    status_line
+}
+
+cluster_has_leader() {
+    cluster_json | "$PY" -c '
+import json, sys
+sys.exit(0 if any(m["role"] == "leader" and m.get("state") == "running" for m in json.load(sys.stdin)["members"]) else 1)'
+}
+
+failover() {
+    load_configuration || die "no cluster in $DIR"
+    local leader standby port
+    read -r leader standby < <(cluster_json | "$PY" -c '
+import json, sys
+members = json.load(sys.stdin)["members"]
+role = lambda r: next((m["name"] for m in members if m["role"] == r), "")
+print(role("leader"), role("sync_standby"))')
+    [ -n "$leader" ] && [ -n "$standby" ] || die "a switchover needs a leader and a synchronous standby"
+    port=$(eval echo "\$NODE${leader#node}_API_PORT")
+    curl -fsS --max-time 30 -X POST -H 'Content-Type: application/json' \
+        -d "{\"leader\": \"$leader\", \"candidate\": \"$standby\"}" "http://127.0.0.1:$port/switchover" >/dev/null ||
+        die "Patroni refused the switchover"
+    wait_for 60 "$standby to lead" "" new_leader_is "$standby"
+    wait_for 60 "$leader back as the synchronous standby" "" has_leader_and_sync_standby
+    status_line
+}
+
+new_leader_is() {
+    cluster_json | "$PY" -c '
+import json, sys
+sys.exit(0 if any(m["name"] == sys.argv[1] and m["role"] == "leader" and m.get("state") == "running"
+                  for m in json.load(sys.stdin)["members"]) else 1)' "$1"
+}
+
+# TERM, up to SECONDS for the processes to go, then KILL.
+stop_pids() {
+    local seconds=$1; shift
+    local pids=("$@") pid deadline
+    [ ${#pids[@]} -eq 0 ] && return 0
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    deadline=$((SECONDS + seconds))
+    for pid in "${pids[@]}"; do
+        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+}
+
+# PostgreSQL processes still working in a node's data directory (their cwd) once the postmaster is gone.
+leftover_pids() {
+    local pid cwd
+    for pid in /proc/[0-9]*; do
+        cwd=$(readlink "$pid/cwd" 2>/dev/null || true)
+        case $cwd in
+        "$NODES"/node[12]/data*) alive "${pid#/proc/}" postgres && echo "${pid#/proc/}" ;;
+        esac
+    done
+    return 0
+}
+
+down() {
+    [ -f "$ENV_FILE" ] || return 0
+    load_configuration
+    local pids=() n pid
+    for n in 1 2; do
+        pid=$(pid_of "$DIR/pricesvc/pricesvc$n.pid")
+        alive "$pid" pricesvc && pids+=("$pid")
+    done
+    stop_pids 15 "${pids[@]}"
+    pid=$(pid_of "$DIR/haproxy/haproxy.pid")
+    alive "$pid" haproxy && stop_pids 10 "$pid"
+    # Patroni stops its PostgreSQL on SIGTERM; a postmaster whose Patroni was killed is stopped directly.
+    pids=()
+    for n in 1 2; do
+        pid=$(pid_of "$DIR/patroni-node$n.pid")
+        alive "$pid" "$NODES/node$n/patroni.yml" && pids+=("$pid")
+    done
+    stop_pids 60 "${pids[@]}"
+    pids=()
+    for n in 1 2; do
+        pid=$(head -n 1 "$NODES/node$n/data/postmaster.pid" 2>/dev/null || true)
+        alive "$pid" postgres && pids+=("$pid")
+    done
+    stop_pids 30 "${pids[@]}"
+    pid=$(pid_of "$DIR/etcd/etcd.pid")
+    alive "$pid" etcd && stop_pids 10 "$pid"
+    mapfile -t pids < <(leftover_pids)
+    stop_pids 5 "${pids[@]}"
+    return 0
+}
+
+case $cmd in
+up) up ;;
+status) load_configuration || die "no cluster in $DIR"; status_line ;;
+failover) failover ;;
+down) down ;;
+*) usage ;;
+esac
