@@ -50,7 +50,7 @@ class MakeRun:
                 info["anon_key"] = m.group(1)
             if m := re.search(r"analyst's psql:\s+(.+)$", line):
                 info["psql"] = m.group(1).strip()
-            if "pricesvc listening on" in line:
+            if "pricesvc: listening on http://" in line:
                 return info
         raise AssertionError("make run did not start serving:\n" + "".join(self.lines[-40:]))
 
