@@ -2,13 +2,17 @@
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: run test deps build bench clean stop
+.PHONY: run test deps build bench clean stop demo
 
 run: deps build
 	@scripts/run.sh
 
 test: deps
 	@scripts/test.sh
+
+# Reporters and reports in make run's database, through the HTTP API; needs make run serving.
+demo: build
+	@scripts/demo.sh
 
 deps:
 	@scripts/install-deps.sh

@@ -30,6 +30,8 @@ let package = Package(
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
+        // The executable's pure parts: settings, their sources, the listen address.
+        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
         .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]

@@ -182,7 +182,7 @@ pricesvc_pid=$!
 # The port comes from pricesvc's own start-up line, so we never talk to someone else's server.
 bound=""
 for _ in $(seq 300); do
-  bound=$(sed -n 's|^pricesvc listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$state/pricesvc.log")
+  bound=$(sed -n 's|^pricesvc: listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$state/pricesvc.log")
   [ -n "$bound" ] && break
   kill -0 "$pricesvc_pid" 2>/dev/null || { cat "$state/pricesvc.log" >&2; die "pricesvc exited"; }
   sleep 0.1

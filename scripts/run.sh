@@ -22,13 +22,22 @@ export PRICESVC_LISTEN=${PRICESVC_LISTEN:-127.0.0.1:8080}
 
 "$bin" migrate --migration-database-url "$owner_url"
 
+# A login role in price_analyst, as README "Analysts" describes: it can read medians and nothing else.
+# The cluster trusts its own socket, so it needs no password here.
+psql -X -q -v ON_ERROR_STOP=1 "$owner_url" -c "do \$\$ begin
+  if not exists (select from pg_catalog.pg_roles where rolname = 'analyst') then
+    create role analyst login in role price_analyst;
+  end if; end \$\$"
+
 cat <<INFO
 
-  pricesvc is starting at  http://$PRICESVC_LISTEN
+  pricesvc is starting at  http://$(scripts/listen-url.sh "$PRICESVC_LISTEN")
   anon key (apikey):       $("$bin" keys)
-  analyst's psql:          psql "postgresql:///pricesvc?host=$PGHOST&user=$PGUSER" -c "select * from public.price_median_overview()"
-  (a real analyst logs in as a role granted price_analyst; see README "Analysts")
+  analyst's psql:          psql "postgresql:///pricesvc?host=$PGHOST&user=analyst" -c "select * from public.price_median_overview()"
+  superuser's psql:        psql "postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
+  demo data:               make demo   (in another terminal, once this serves: medians to look at)
 
+  Another port: PRICESVC_LISTEN=127.0.0.1:9000 make run (and the same for make demo).
   Stop with Ctrl-C. The database keeps running in $state/pg; 'make stop' stops it.
 
 INFO

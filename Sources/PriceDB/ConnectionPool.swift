@@ -160,7 +160,9 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 
     /// Retries a trivial batch until it succeeds or `deadline` passes, for a bounded start-up wait.
-    /// Throws the last error when the database is still unreachable.
+    /// Throws the last error when the database is still unreachable, and the first one at once when the
+    /// server refused the login for good (``DatabaseError/connectionRefusal``): a wrong password or a
+    /// missing role or database does not fix itself.
     /// - Important: An attempt in progress is not interrupted, so against a host that drops packets the
     ///   wait can overrun `deadline` by up to `connectTimeout`.
     public func waitUntilReachable(deadline: ContinuousClock.Instant) throws(DatabaseError) {
@@ -170,7 +172,9 @@ public final class ConnectionPool: @unchecked Sendable {
                 _ = try run([.sql("select 1")])
                 return
             } catch {
-                if error.code == .poolClosed || ContinuousClock.now + pause >= deadline { throw error }
+                if error.code == .poolClosed || error.connectionRefusal != nil || ContinuousClock.now + pause >= deadline {
+                    throw error
+                }
             }
             Thread.sleep(forTimeInterval: pause.seconds)
             pause = min(pause * 2, .seconds(1))

@@ -87,6 +87,33 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
     }
 
+    /// One sentence for an operator (the CLI prints it): what failed, in words rather than code names,
+    /// then the server's or libpq's own text with its SQLSTATE, detail and hint.
+    public var explanation: String {
+        var text: String
+        switch code {
+        case .connectFailed:
+            if let refusal = connectionRefusal {
+                text = "the database refused the connection (\(refusal.reason), SQLSTATE \(refusal.sqlState)); retrying will not help: \(message)"
+            } else {
+                text = "cannot connect to the database: \(message)"
+            }
+        case .server: text = "the database answered with an error\(sqlState.map { " \($0)" } ?? ""): \(message)"
+        case .connectionLost: text = "the database connection broke: \(message)"
+        case .timeout: text = "the database did not answer in time: \(message)"
+        case .poolExhausted, .poolClosed: text = message
+        case .protocolViolation: text = "unexpected answer from the database: \(message)"
+        case .invalidParameter: text = "cannot send the statement: \(message)"
+        case .migrationChecksumMismatch, .migrationFailed:
+            text = message
+            if let sqlState { text += " (SQLSTATE \(sqlState))" }
+        default: text = message
+        }
+        if let detail { text += " (detail: \(detail))" }
+        if let hint { text += " (hint: \(hint))" }
+        return text
+    }
+
     public var description: String {
         var text = "\(code)"
         if let sqlState { text += " \(sqlState)" }

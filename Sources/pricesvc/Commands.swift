@@ -5,12 +5,26 @@ import PriceAPI
 import PriceDB
 import PriceHTTP
 
-/// `pricesvc serve | migrate | keys | prune | openapi | --help`.
+/// `pricesvc serve | migrate | keys | prune | openapi | --help | --version`.
 enum Commands {
     static func main(_ arguments: [String]) -> Int32 {
-        guard let command = arguments.first, !["--help", "-h", "help"].contains(command) else {
+        guard let command = arguments.first else {
             print(helpText)
-            return arguments.isEmpty ? 2 : 0
+            return 2
+        }
+        if ["--help", "-h", "help"].contains(command) {
+            guard let topic = arguments.dropFirst().first else {
+                print(helpText)
+                return 0
+            }
+            return help(for: topic)
+        }
+        if ["--version", "-V", "version"].contains(command) {
+            print(BuildInfo.versionLine)
+            return 0
+        }
+        if arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+            return help(for: command)
         }
         do throws(any Error) {
             let configuration = try Configuration(arguments: Array(arguments.dropFirst()),
@@ -28,37 +42,95 @@ enum Commands {
         } catch let error as ConfigurationError {
             fail(error.description)
             return 2
+        } catch let error as DatabaseError {
+            fail(error.explanation)
+            return 1
         } catch {
             fail("\(error)")
             return 1
         }
     }
 
+    /// A command: what `pricesvc --help` lists and what `pricesvc COMMAND --help` prints.
+    struct Description {
+        let name: String
+        let usage: String
+        let summary: String
+        /// The settings the command reads; nil for every setting.
+        let settings: [String]?
+    }
+
+    static let ownerSettings = ["migration-database-url", "database-url"]
+    static let secretSettings = ["jwt-secret", "jwt-secret-file", "jwt-previous-secret", "jwt-previous-secret-file"]
+
+    static let descriptions = [
+        Description(name: "serve", usage: "pricesvc serve [--SETTING VALUE ...]",
+                    summary: "serve the HTTP API (PostgREST / Supabase Auth subset)", settings: nil),
+        Description(name: "migrate", usage: "pricesvc migrate [--migration-database-url URL] [--migrations-dir DIR]",
+                    summary: "apply migrations/ as the owning role and install the signing keys",
+                    settings: ownerSettings + ["migrations-dir"] + secretSettings),
+        Description(name: "keys", usage: "pricesvc keys [--jwt-secret-file FILE]",
+                    summary: "print the anon key (the apikey clients send)", settings: ["jwt-secret", "jwt-secret-file"]),
+        Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
+                    summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 12h, 90m or 45s)",
+                    settings: ownerSettings),
+        Description(name: "openapi", usage: "pricesvc openapi",
+                    summary: "print the OpenAPI document of the HTTP surface", settings: []),
+    ]
+
     static var helpText: String {
         var text = """
         pricesvc: community-reported parking prices behind PostgreSQL row-level security.
 
         usage:
-          pricesvc serve     serve the HTTP API (PostgREST / Supabase Auth subset)
-          pricesvc migrate   apply migrations/ as the owning role and install the signing keys
-          pricesvc keys      print the anon key (the apikey clients send)
-          pricesvc prune [--older-than 30d]
-                             delete expired sessions, refresh tokens and users without sessions
-          pricesvc openapi   print the OpenAPI document of the HTTP surface
-          pricesvc --help
+
+        """
+        for description in descriptions {
+            text += "  \(description.usage)\n      \(description.summary)\n"
+        }
+        text += """
+          pricesvc COMMAND --help
+          pricesvc --version
 
         settings (flag, or environment variable; flags win):
 
         """
-        for setting in Settings.all {
+        text += settingsText(Settings.all)
+        return text
+    }
+
+    static func settingsText(_ settings: [Setting]) -> String {
+        var text = ""
+        for setting in settings {
             let shown = setting.defaultValue.isEmpty ? "" : " (default \(setting.defaultValue))"
             text += "  \(setting.flag)  \(setting.environmentName)\n      \(setting.help)\(shown)\n"
         }
         return text
     }
 
+    /// `pricesvc COMMAND --help`: on stdout with exit 0 for a known command.
+    static func help(for command: String) -> Int32 {
+        guard let description = descriptions.first(where: { $0.name == command }) else {
+            fail("unknown command '\(command)' (see pricesvc --help)")
+            return 2
+        }
+        var text = "usage: \(description.usage)\n\n\(description.summary)\n"
+        let settings = description.settings.map { keys in Settings.all.filter { keys.contains($0.key) } } ?? Settings.all
+        if !settings.isEmpty {
+            text += "\nsettings (flag, or environment variable; flags win):\n\n" + settingsText(settings)
+        }
+        print(text, terminator: "")
+        return 0
+    }
+
     /// One line on stderr: libpq's messages span lines, an operator's log search should not.
     static func fail(_ message: String) {
+        note(message)
+    }
+
+    /// A line about the process itself (start, shutdown) on stderr, where errors go too: stdout holds
+    /// only the access log.
+    static func note(_ message: String) {
         let flat = message.split(whereSeparator: { $0 == "\n" || $0 == "\t" || $0 == "\r" })
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
         FileHandle.standardError.write(Data(("pricesvc: " + flat + "\n").utf8))
@@ -94,10 +166,7 @@ enum Commands {
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
         server.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        server.ipv6Prefix = try configuration.int("ipv6-prefix", min: 1)
-        guard server.ipv6Prefix <= 128 else {
-            throw ConfigurationError(description: "--ipv6-prefix must be 1 to 128, got '\(server.ipv6Prefix)'")
-        }
+        server.ipv6Prefix = try configuration.int("ipv6-prefix", min: 1, max: 128)
         server.accessLog = try configuration.bool("access-log")
 
         let signUpChallenges = try configuration.bool("signup-challenge")
@@ -128,7 +197,11 @@ enum Commands {
         do {
             try pool.waitUntilReachable(timeout: .seconds(startupTimeout))
         } catch {
-            fail("database unreachable after \(configuration.string("startup-timeout")) s: \(error.message)")
+            if error.connectionRefusal != nil {
+                fail(error.explanation)
+            } else {
+                fail("database unreachable after \(startupTimeout) s: \(error.message)")
+            }
             return 1
         }
 
@@ -140,20 +213,20 @@ enum Commands {
             clientKey: ClientKey(secret: secrets.current),
             refreshChain: RefreshTokenChain(secret: secrets.current),
             readiness: Readiness(shipped: shipped),
-            metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }),
+            metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels),
             signUpChallenges: signUpChallenges)
         let application = PriceApplication(service: service, database: pool, readReplica: readPool)
         let http = HTTPServer(configuration: server, application: application, metrics: serverMetrics)
         let shutdownRequested = ShutdownSignal()
         try http.start()
-        print("pricesvc listening on http://\(listen.host.contains(":") ? "[\(listen.host)]" : listen.host):\(http.boundPort)")
-        fflush(nil)
+        // On stderr: stdout carries only the access log's JSON lines.
+        note("listening on http://\(ListenAddress(host: listen.host, port: http.boundPort))")
 
         shutdownRequested.wait()
         let grace = Double(try configuration.int("shutdown-grace"))
-        fail("shutting down: finishing \(http.requestsInFlight) in-flight request(s), at most \(Int(grace)) s")
+        note("shutting down: finishing \(http.requestsInFlight) in-flight request(s), at most \(Int(grace)) s")
         http.shutdown(grace: grace) { pending in
-            fail("shutdown grace period over: waiting for \(pending) database job(s) to finish")
+            note("shutdown grace period over: waiting for \(pending) database job(s) to finish")
         }
         pool.close()
         readPool?.close()
@@ -169,15 +242,19 @@ enum Commands {
         guard let current = try configuration.secret("jwt-secret") else {
             throw ConfigurationError(description: "no JWT secret: set PRICESVC_JWT_SECRET or PRICESVC_JWT_SECRET_FILE")
         }
+        // Named as the operator gave it: the file's flag or variable when a file was used.
+        func origin(_ key: String) -> String {
+            configuration.string(key + "-file").isEmpty ? configuration.name(key) : configuration.name(key + "-file")
+        }
         do {
             try JWTSecret.validate(current)
         } catch {
-            throw ConfigurationError(description: "JWT secret: \(error.message)")
+            throw ConfigurationError(description: "JWT secret (\(origin("jwt-secret"))): \(error.message)")
         }
         let previous = try configuration.secret("jwt-previous-secret")
         if let previous {
             do { try JWTSecret.validate(previous) } catch {
-                throw ConfigurationError(description: "previous JWT secret: \(error.message)")
+                throw ConfigurationError(description: "previous JWT secret (\(origin("jwt-previous-secret"))): \(error.message)")
             }
         }
         return Secrets(current: current, previous: previous)

@@ -13,7 +13,8 @@ struct Setting: Sendable {
 
 enum Settings {
     static let all: [Setting] = [
-        Setting(key: "listen", defaultValue: "127.0.0.1:8080", help: "Address and port to serve on"),
+        Setting(key: "listen", defaultValue: "127.0.0.1:8080",
+                help: "Address and port to serve on: IP:PORT, [IPv6]:PORT, localhost:PORT or :PORT (127.0.0.1)"),
         Setting(key: "database-url", defaultValue: "postgresql:///pricesvc?user=authenticator",
                 help: "libpq connection string for serving (role authenticator)"),
         Setting(key: "read-database-url", defaultValue: "",
@@ -71,14 +72,24 @@ struct ConfigurationError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Values resolved from flags (first), then the environment, then defaults.
+/// Values resolved from flags (first), then the environment, then defaults. Each value remembers where
+/// it came from, so an error names what the operator actually set: `PRICESVC_LISTEN` or `--listen`.
 struct Configuration {
+    enum Source: Equatable { case flag, environment, defaultValue }
+
     private var values: [String: String] = [:]
+    private var sources: [String: Source] = [:]
 
     init(arguments: [String], environment: [String: String]) throws(ConfigurationError) {
         let known = Dictionary(uniqueKeysWithValues: Settings.all.map { ($0.key, $0) })
         for setting in Settings.all {
-            values[setting.key] = environment[setting.environmentName] ?? setting.defaultValue
+            if let value = environment[setting.environmentName] {
+                values[setting.key] = value
+                sources[setting.key] = .environment
+            } else {
+                values[setting.key] = setting.defaultValue
+                sources[setting.key] = .defaultValue
+            }
         }
         var index = 0
         while index < arguments.count {
@@ -104,6 +115,7 @@ struct Configuration {
                 index += 1
             }
             values[name] = value
+            sources[name] = .flag
         }
     }
 
@@ -112,9 +124,25 @@ struct Configuration {
 
     func string(_ key: String) -> String { values[key] ?? "" }
 
-    func int(_ key: String, min: Int = 0) throws(ConfigurationError) -> Int {
-        guard let number = Int(string(key)), number >= min else {
-            throw ConfigurationError(description: "--\(key) must be an integer ≥ \(min), got '\(string(key))'")
+    func source(_ key: String) -> Source { sources[key] ?? .defaultValue }
+
+    /// What the operator set for `key`, as they set it: the variable's name when the value came from
+    /// the environment, otherwise the flag.
+    func name(_ key: String) -> String {
+        guard source(key) == .environment, let setting = Settings.all.first(where: { $0.key == key }) else {
+            return "--" + key
+        }
+        return setting.environmentName
+    }
+
+    /// An error about `key`'s value that names the flag or variable it came from.
+    func invalid(_ key: String, _ requirement: String) -> ConfigurationError {
+        ConfigurationError(description: "\(name(key)) \(requirement), got '\(string(key))'")
+    }
+
+    func int(_ key: String, min: Int = 0, max: Int = .max) throws(ConfigurationError) -> Int {
+        guard let number = Int(string(key)), number >= min, number <= max else {
+            throw invalid(key, max == .max ? "must be an integer ≥ \(min)" : "must be an integer from \(min) to \(max)")
         }
         return number
     }
@@ -123,19 +151,16 @@ struct Configuration {
         switch string(key).lowercased() {
         case "true", "1", "yes", "on": return true
         case "false", "0", "no", "off": return false
-        default: throw ConfigurationError(description: "--\(key) must be true or false, got '\(string(key))'")
+        default: throw invalid(key, "must be true or false")
         }
     }
 
-    /// The listen address split into host and port; `[::1]:8080` for IPv6.
-    func listen() throws(ConfigurationError) -> (host: String, port: UInt16) {
-        let text = string("listen")
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw ConfigurationError(description: "--listen must be HOST:PORT, got '\(text)'")
+    /// The listen address; see ``ListenAddress/parse(_:)`` for the accepted forms.
+    func listen() throws(ConfigurationError) -> ListenAddress {
+        guard let address = ListenAddress.parse(string("listen")) else {
+            throw invalid("listen", "must be HOST:PORT, :PORT, localhost:PORT or [IPv6]:PORT with an IP address as HOST")
         }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return (host, port)
+        return address
     }
 
     /// A secret from its variable or its file; file contents lose one trailing newline.
@@ -143,7 +168,7 @@ struct Configuration {
         let file = string(key + "-file")
         if !file.isEmpty {
             guard let data = FileManager.default.contents(atPath: file) else {
-                throw ConfigurationError(description: "cannot read --\(key)-file '\(file)'")
+                throw ConfigurationError(description: "cannot read \(name(key + "-file")) '\(file)'")
             }
             var bytes = [UInt8](data)
             while let last = bytes.last, last == 0x0a || last == 0x0d { bytes.removeLast() }
@@ -163,5 +188,43 @@ struct Configuration {
         case "s": return number
         default: return nil
         }
+    }
+}
+
+/// Where `serve` listens: an IP address (IPv4, or IPv6 without brackets) and a port.
+struct ListenAddress: Equatable, CustomStringConvertible {
+    /// The host of `:PORT`: changing only the port must not open the service to the network.
+    static let defaultHost = "127.0.0.1"
+
+    var host: String
+    var port: UInt16
+
+    /// `HOST:PORT` with an IPv4 address, `[IPv6]:PORT`, `localhost:PORT` (127.0.0.1) or `:PORT`
+    /// (127.0.0.1; say `0.0.0.0:PORT` or `[::]:PORT` for every interface). Host names other than
+    /// `localhost` are refused: libmicrohttpd binds one address, and a name may resolve to several.
+    static func parse(_ text: String) -> ListenAddress? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        let portText = text[text.index(after: colon)...]
+        guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText) else {
+            return nil
+        }
+        let host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            let inner = String(host.dropFirst().dropLast())
+            return isAddress(inner, family: AF_INET6) ? ListenAddress(host: inner, port: port) : nil
+        }
+        switch host.lowercased() {
+        case "": return ListenAddress(host: defaultHost, port: port)
+        case "localhost": return ListenAddress(host: "127.0.0.1", port: port)
+        default: return isAddress(String(host), family: AF_INET) ? ListenAddress(host: String(host), port: port) : nil
+        }
+    }
+
+    /// `http://` + this is the service's URL.
+    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    private static func isAddress(_ text: String, family: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        return inet_pton(family, text, &buffer) == 1
     }
 }

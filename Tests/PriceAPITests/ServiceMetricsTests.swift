@@ -15,11 +15,13 @@ struct ServiceMetricsTests {
         metrics.recordRateLimited()
         let text = metrics.render()
         #expect(text.contains("pricesvc_database_errors_total{kind=\"other\"} 1\n"))
+        #expect(!text.contains("pricesvc_database_client_errors_total{"))
         #expect(text.contains("pricesvc_database_errors_total{kind=\"unavailable\"} 1\n"))
         #expect(text.contains("pricesvc_rate_limited_total 1\n"))
         #expect(text.contains("pricesvc_db_pool_waiting 1\n"))
         let order = ["pricesvc_http_requests_total", "pricesvc_http_request_duration_seconds", "pricesvc_rate_limited_total",
-                     "pricesvc_database_errors_total", "pricesvc_db_pool_connections"]
+                     "pricesvc_database_errors_total", "pricesvc_database_client_errors_total", "pricesvc_db_pool_connections",
+                     "pricesvc_build_info"]
         let positions = try order.map { name in try #require(text.range(of: "# HELP " + name)).lowerBound }
         #expect(positions == positions.sorted())
     }
@@ -31,5 +33,36 @@ struct ServiceMetricsTests {
                       .notFound, .methodNotAllowed] {
             #expect(Route.allLabels.contains(route.label), "\(route)")
         }
+    }
+
+    @Test("errors the client caused (answered 4xx) are counted apart from the database's failures",
+          arguments: [("23514", "23"), ("42501", "42"), ("PT429", "PT"), ("23505", "23"), ("22P02", "22"), ("P0001", "P0")])
+    func clientErrorsAreNotDatabaseFailures(sqlState: String, sqlStateClass: String) {
+        let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) })
+        metrics.recordDatabaseError(DatabaseError(code: .server, sqlState: sqlState, message: "x", severity: "ERROR"))
+        let text = metrics.render()
+        #expect(text.contains("pricesvc_database_client_errors_total{class=\"\(sqlStateClass)\"} 1\n"))
+        #expect(!text.contains("pricesvc_database_errors_total{"))
+    }
+
+    @Test("unavailability and server faults are the database's",
+          arguments: [(DatabaseError(code: .poolExhausted, message: "x"), "unavailable"),
+                      (DatabaseError(code: .server, sqlState: "57P01", message: "x", severity: "FATAL"), "unavailable"),
+                      (DatabaseError(code: .server, sqlState: "57014", message: "statement timeout", severity: "ERROR"), "57"),
+                      (DatabaseError(code: .server, sqlState: "XX000", message: "x", severity: "ERROR"), "XX"),
+                      (DatabaseError(code: .protocolViolation, message: "x"), "other")])
+    func databaseFailures(error: DatabaseError, kind: String) {
+        let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) })
+        metrics.recordDatabaseError(error)
+        let text = metrics.render()
+        #expect(text.contains("pricesvc_database_errors_total{kind=\"\(kind)\"} 1\n"))
+        #expect(!text.contains("pricesvc_database_client_errors_total{"))
+    }
+
+    @Test("build info is one series with fixed labels")
+    func buildInfo() {
+        let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) },
+                                     build: [("version", "1.2.3"), ("swift", "6.3")])
+        #expect(metrics.render().contains("pricesvc_build_info{version=\"1.2.3\",swift=\"6.3\"} 1\n"))
     }
 }

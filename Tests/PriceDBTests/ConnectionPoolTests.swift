@@ -137,4 +137,28 @@ import Testing
         #expect(database.closedConnections == 1)
         #expect { try pool.run([.sql("late")]) } throws: { ($0 as? DatabaseError)?.code == .poolClosed }
     }
+
+    @Test func waitingForTheDatabaseRetriesAnOutageUntilItIsBack() throws {
+        let database = FakeDatabase()
+        database.failNextConnects = 2
+        database.connectError = DatabaseError(code: .connectFailed,
+                                              message: "connection to server on socket \"/x/.s.PGSQL.5432\" failed: No such file or directory")
+        let pool = makePool(database, size: 1)
+        try pool.waitUntilReachable(timeout: .seconds(10))
+        #expect(database.connectAttempts == 3)
+    }
+
+    @Test func waitingForTheDatabaseStopsAtOnceWhenTheLoginIsRefused() {
+        let database = FakeDatabase()
+        database.failNextConnects = 100
+        database.connectError = DatabaseError(code: .connectFailed,
+                                              message: "connection to server on socket \"/x/.s.PGSQL.5432\" failed: FATAL:  role \"nobody\" does not exist")
+        let pool = makePool(database, size: 1)
+        let started = ContinuousClock.now
+        #expect { try pool.waitUntilReachable(timeout: .seconds(30)) } throws: {
+            ($0 as? DatabaseError)?.connectionRefusal?.sqlState == "28000"
+        }
+        #expect(database.connectAttempts == 1)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
 }

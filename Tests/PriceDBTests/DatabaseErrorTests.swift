@@ -39,4 +39,21 @@ import Testing
         #expect(DatabaseError(code: .server, sqlState: "PT429", message: "cap", hint: "Retry after 5 seconds").description
             == "server PT429: cap (hint: Retry after 5 seconds)")
     }
+
+    @Test func explanationsAreWordsNotCodeNames() {
+        let codes: [DatabaseError.Code] = [.server, .connectionLost, .connectFailed, .timeout, .poolExhausted, .poolClosed,
+                                            .protocolViolation, .invalidParameter, .migrationChecksumMismatch, .migrationFailed]
+        for code in codes {
+            let text = DatabaseError(code: code, message: "some text").explanation
+            #expect(!text.contains("\(code)"), "\(text)")
+            #expect(text.contains("some text"))
+        }
+        #expect(DatabaseError(code: .connectFailed, message: "timeout expired").explanation
+            == "cannot connect to the database: timeout expired")
+        #expect(DatabaseError(code: .connectFailed, message: "FATAL:  database \"x\" does not exist").explanation
+            == "the database refused the connection (the database does not exist, SQLSTATE 3D000); retrying will not help: FATAL:  database \"x\" does not exist")
+        #expect(DatabaseError(code: .migrationFailed, sqlState: "42601", message: "migration 0007_x.sql failed: syntax error",
+                              hint: "look").explanation
+            == "migration 0007_x.sql failed: syntax error (SQLSTATE 42601) (hint: look)")
+    }
 }

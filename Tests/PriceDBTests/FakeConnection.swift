@@ -28,6 +28,15 @@ final class FakeDatabase: @unchecked Sendable {
         set { locked { _failNextConnects = newValue } }
     }
     private var _failNextConnects = 0
+    /// What a failing connect throws.
+    var connectError: DatabaseError {
+        get { locked { _connectError } }
+        set { locked { _connectError = newValue } }
+    }
+    private var _connectError = DatabaseError(code: .connectFailed, message: "scripted connect failure")
+    /// Connect attempts, failed ones included.
+    var connectAttempts: Int { locked { _connectAttempts } }
+    private var _connectAttempts = 0
 
     init(script: [Behaviour] = [], defaultBehaviour: Behaviour = .succeed) {
         self.script = script
@@ -40,12 +49,13 @@ final class FakeDatabase: @unchecked Sendable {
     var peakConcurrentBatches: Int { locked { _peak } }
 
     func connect() throws(DatabaseError) -> FakeConnection {
-        let fail: Bool = locked {
-            if _failNextConnects > 0 { _failNextConnects -= 1; return true }
+        let failure: DatabaseError? = locked {
+            _connectAttempts += 1
+            if _failNextConnects > 0 { _failNextConnects -= 1; return _connectError }
             _connects += 1
-            return false
+            return nil
         }
-        if fail { throw DatabaseError(code: .connectFailed, message: "scripted connect failure") }
+        if let failure { throw failure }
         return FakeConnection(database: self)
     }
 

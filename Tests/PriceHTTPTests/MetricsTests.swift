@@ -16,11 +16,24 @@ struct MetricsTests {
         let text = metrics.render()
         #expect(text.contains("pricesvc_http_requests_total{route=\"/healthz\",status=\"200\"} 2\n"))
         #expect(text.contains("pricesvc_http_requests_total{route=\"/rest/v1/price_reports\",status=\"429\"} 1\n"))
-        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{le=\"0.001\"} 1\n"))
-        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{le=\"0.005\"} 2\n"))
-        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{le=\"0.25\"} 3\n"))
-        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"))
-        #expect(text.contains("pricesvc_http_request_duration_seconds_count 3\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"0.001\"} 1\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"0.005\"} 2\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"} 2\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_count{route=\"/healthz\"} 2\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{route=\"/rest/v1/price_reports\",le=\"0.1\"} 0\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_bucket{route=\"/rest/v1/price_reports\",le=\"0.25\"} 1\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_sum{route=\"/rest/v1/price_reports\"} 0.2\n"))
+        #expect(text.contains("pricesvc_http_request_duration_seconds_count{route=\"/rest/v1/price_reports\"} 1\n"))
+        #expect(!text.contains("route=\"other\""), "a route with no requests has no series")
+    }
+
+    @Test("the latency histogram has one fixed set of series per route label, whatever is requested")
+    func histogramCardinalityIsFixed() {
+        let metrics = makeMetrics()
+        for index in 0..<50 { metrics.record(route: "/random-\(index)", status: 404, seconds: 0.01) }
+        let lines = metrics.render().split(separator: "\n").filter { $0.hasPrefix("pricesvc_http_request_duration_seconds") }
+        #expect(lines.count == ServerMetrics.latencyBuckets.count + 3)
+        #expect(lines.allSatisfy { $0.contains("route=\"other\"") })
     }
 
     @Test("labels stay bounded: an unknown route or status lands in 'other'")

@@ -196,7 +196,8 @@ class ServerFactory:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         port = None
         while time.monotonic() < deadline:
-            match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", server.stdout())
+            # The start-up line is on stderr: stdout carries only the access log's JSON lines.
+            match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", server.stderr())
             if match:
                 port = int(match.group(1))
                 break

@@ -1,12 +1,15 @@
 """The pricesvc command line: --help, bad flags, secrets, an unreachable database, migrate, keys, prune."""
 
 import json
+import re
+import socket
 import subprocess
 import time
 
+import pytest
 import requests
 
-from helpers import REQUEST_TIMEOUT, b64url_decode, jwt_segments, report, signature_valid
+from helpers import REQUEST_TIMEOUT, b64url_decode, jwt_segments, report, signature_valid, wait_until
 
 
 def _stderr_lines(result) -> list[str]:
@@ -118,7 +121,8 @@ def test_prune_rejects_a_malformed_duration(migrated):
 def test_serve_refuses_a_malformed_setting_with_exit_2(env):
     result = env.run("serve", timeout=10, RATE_LIMIT_PER_MINUTE="lots", LISTEN="127.0.0.1:0")
     assert result.returncode == 2
-    assert len(_stderr_lines(result)) == 1
+    lines = _stderr_lines(result)
+    assert len(lines) == 1 and "PRICESVC_RATE_LIMIT_PER_MINUTE" in lines[0], lines
 
 
 def test_a_listen_address_already_in_use_is_one_clear_line(env, server):
@@ -140,3 +144,124 @@ def test_no_arguments_prints_usage_and_exits_2(env):
     result = subprocess.run([env.bin], capture_output=True, text=True, timeout=10)
     assert result.returncode == 2
     assert "usage" in (result.stdout + result.stderr).lower()
+
+
+# ---------------------------------------------------------------- version and per-command help
+
+def test_version_prints_one_line_with_the_version_and_exits_0(env):
+    for flag in ("--version", "version"):
+        result = env.run(flag, timeout=10)
+        assert result.returncode == 0, result.stderr
+        assert re.fullmatch(r"pricesvc \d+\.\d+\.\d+\S* \(Swift [\d.+]+\)\n", result.stdout), result.stdout
+
+
+def test_every_command_answers_help_with_its_usage_and_its_settings(env):
+    for command in ("serve", "migrate", "keys", "prune", "openapi"):
+        result = env.run(command, "--help", timeout=10)
+        assert result.returncode == 0, (command, result.stderr)
+        assert result.stdout.startswith(f"usage: pricesvc {command}"), result.stdout
+        assert env.run("help", command, timeout=10).stdout == result.stdout
+    serve = env.run("serve", "--help", timeout=10).stdout
+    assert "PRICESVC_LISTEN" in serve and "PRICESVC_POOL_SIZE" in serve
+    keys = env.run("keys", "-h", timeout=10).stdout
+    assert "PRICESVC_JWT_SECRET_FILE" in keys and "PRICESVC_LISTEN" not in keys
+    prune = env.run("prune", "--help", timeout=10).stdout
+    assert "--older-than" in prune and "PRICESVC_MIGRATION_DATABASE_URL" in prune
+
+
+def test_help_for_an_unknown_command_exits_2(env):
+    result = env.run("frobnicate", "--help", timeout=10)
+    assert result.returncode == 2 and len(_stderr_lines(result)) == 1
+
+
+# ---------------------------------------------------------------- listen forms and named errors
+
+@pytest.mark.parametrize("listen", [":0", "localhost:0", "127.0.0.1:0"])
+def test_listen_accepts_a_bare_port_and_localhost_which_mean_the_loopback_address(start_server, listen):
+    server = start_server(LISTEN=listen)
+    assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
+    assert f"listening on {server.url}" in server.stderr()
+
+
+def _ipv6_loopback_available() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _ipv6_loopback_available(), reason="no IPv6 loopback in this environment")
+def test_listen_accepts_a_bracketed_ipv6_address(env, tmp_path):
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err:
+        process = subprocess.Popen([env.bin, "serve"], env=env.base_env(LISTEN="[::1]:0", ACCESS_LOG="false"),
+                                   stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    try:
+        port = wait_until(lambda: (m := re.search(r"listening on http://\[::1\]:(\d+)", err_path.read_text()))
+                          and int(m.group(1)), 30)
+        assert requests.get(f"http://[::1]:{port}/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_a_bad_listen_variable_is_reported_under_the_variable(env):
+    result = env.run("serve", timeout=10, LISTEN="8080")
+    assert result.returncode == 2
+    lines = _stderr_lines(result)
+    assert len(lines) == 1 and lines[0].startswith("pricesvc: PRICESVC_LISTEN must be HOST:PORT"), lines
+    assert "'8080'" in lines[0]
+
+
+def test_a_bad_listen_flag_is_reported_under_the_flag_even_when_the_variable_is_set(env):
+    result = env.run("serve", "--listen", "example.com:80", timeout=10, LISTEN="127.0.0.1:0")
+    assert result.returncode == 2
+    lines = _stderr_lines(result)
+    assert len(lines) == 1 and lines[0].startswith("pricesvc: --listen must be"), lines
+    assert "PRICESVC_LISTEN" not in lines[0]
+
+
+def test_every_setting_names_its_source_in_errors(env):
+    from_variable = env.run("serve", timeout=10, POOL_SIZE="0", LISTEN="127.0.0.1:0")
+    assert from_variable.returncode == 2
+    assert "PRICESVC_POOL_SIZE must be an integer ≥ 1, got '0'" in from_variable.stderr
+    from_flag = env.run("serve", "--ipv6-prefix=200", timeout=10, LISTEN="127.0.0.1:0")
+    assert from_flag.returncode == 2
+    assert "--ipv6-prefix must be an integer from 1 to 128, got '200'" in from_flag.stderr
+
+
+# ---------------------------------------------------------------- refused logins fail fast
+
+@pytest.mark.parametrize("url_tail, sqlstate, words", [
+    ("pricesvc?user=no_such_role_e2e", "28000", "role does not exist"),
+    ("no_such_database_e2e?user=authenticator", "3D000", "database does not exist"),
+])
+def test_serve_fails_fast_with_one_line_when_the_login_is_refused(env, url_tail, sqlstate, words):
+    database, _, query = url_tail.partition("?")
+    url = f"postgresql:///{database}?host={env.pghost}&{query}"
+    started = time.monotonic()
+    result = env.run("serve", timeout=30, STARTUP_TIMEOUT=30, LISTEN="127.0.0.1:0", DATABASE_URL=url)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert elapsed < 10, f"a refused login must not be retried for the whole start-up timeout ({elapsed:.1f} s)"
+    lines = _stderr_lines(result)
+    assert len(lines) == 1, lines
+    assert sqlstate in lines[0] and words in lines[0] and "retrying will not help" in lines[0], lines
+    assert "unreachable" not in lines[0]
+
+
+def test_migrate_errors_are_sentences_without_internal_names(env):
+    url = f"postgresql:///no_such_database_e2e?host={env.pghost}&user={env.pguser}"
+    result = env.run("migrate", "--migration-database-url", url, timeout=30)
+    assert result.returncode == 1
+    lines = _stderr_lines(result)
+    assert len(lines) == 1 and "database does not exist" in lines[0], lines
+    missing_dir = env.run("migrate", "--migration-database-url", env.owner_url, "--migrations-dir", "/no/such/dir",
+                          timeout=30)
+    assert missing_dir.returncode == 1
+    internal_names = ("connectFailed", "migrationFailed", "migrationChecksumMismatch", "connectionLost", "DatabaseError")
+    for output in (result.stderr, missing_dir.stderr):
+        assert not any(name in output for name in internal_names), output
+    assert "/no/such/dir" in missing_dir.stderr

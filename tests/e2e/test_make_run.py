@@ -72,7 +72,9 @@ class MakeRun:
                 info["anon_key"] = m.group(1)
             if m := re.search(r"analyst's psql:\s+(.+)$", line):
                 info["psql"] = m.group(1).strip()
-            if "pricesvc listening on" in line:
+            if m := re.search(r"superuser's psql:\s+(.+)$", line):
+                info["superuser_psql"] = m.group(1).strip()
+            if "pricesvc: listening on http://" in line:
                 return info
         raise AssertionError("make run did not start serving:\n" + "".join(self.lines[-40:]))
 
@@ -95,6 +97,14 @@ class MakeRun:
             self.process.wait(timeout=20)
 
 
+def run_demo(state: Path, port: int) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRICESVC_") and k != "MAKEFLAGS"}
+    env.update(RUN_STATE_DIR=str(state), PRICESVC_LISTEN=f":{port}")
+    result = subprocess.run(["make", "-s", "demo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
 @pytest.mark.timeout(900)
 def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
     state = REPO / "var/e2e-make-run"
@@ -111,10 +121,38 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
         receipt = new_id()
         assert api.submit(report(client_report_id=receipt), session["access_token"]).status_code == 201
 
-        # The printed analyst line runs as printed and shows the overview's columns.
+        # The printed analyst line runs as printed and shows the overview's columns; that login is a
+        # real analyst, who cannot read raw reports.
         analyst = subprocess.run(info["psql"], shell=True, capture_output=True, text=True, timeout=30)
         assert analyst.returncode == 0, analyst.stderr
         assert "median_cents" in analyst.stdout
+        analyst_url = shlex.split(info["psql"])[1]
+        assert "user=analyst" in analyst_url
+        raw = subprocess.run(["psql", "-X", "-At", analyst_url, "-c", "select count(*) from public.price_reports"],
+                             capture_output=True, text=True, timeout=30)
+        assert raw.returncode != 0 and "permission denied" in raw.stderr, (raw.stdout, raw.stderr)
+
+        # make demo: the README's median example now answers with rows; a second run adds nothing.
+        demo = run_demo(state, run.port)
+        assert "5 reporters signed up" in demo.stdout, demo.stdout
+        medians = api.medians(["sfmta:garage-123", "sfmta:garage-7", "sfmta:garage-19"], session["access_token"])
+        assert [(m["location_id"], m["median_cents"], m["reporters"]) for m in medians] == [
+            ("sfmta:garage-123", 350, 5), ("sfmta:garage-7", 275, 4)], medians
+        again = run_demo(state, run.port)
+        assert "nothing added" in again.stdout, again.stdout
+        assert api.medians(["sfmta:garage-123", "sfmta:garage-7"], session["access_token"]) == medians[:2]
+        overview = subprocess.run(info["psql"], shell=True, capture_output=True, text=True, timeout=30)
+        assert "sfmta:lot-44" in overview.stdout and "sfmta:garage-19" not in overview.stdout, overview.stdout
+
+        # The README's local analyst, as written (pointed at this test's cluster instead of var/dev).
+        block = re.search(r"```sh\n(eval \"\$\(scripts/pg-cluster\.sh start var/dev/pg.*?)```",
+                          (REPO / "README.md").read_text(), re.S)
+        assert block, "README.md lost its local analyst block"
+        script = block.group(1).replace("var/dev/pg", shlex.quote(str(state / "pg")))
+        local = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=REPO, capture_output=True, text=True,
+                               timeout=60, env={k: v for k, v in os.environ.items() if not k.startswith("PG")})
+        assert local.returncode == 0, local.stderr
+        assert "sfmta:garage-123" in local.stdout, local.stdout
 
         run.kill_hard()
         second = MakeRun(state, run.port)
@@ -123,7 +161,7 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
             assert again["anon_key"] == info["anon_key"], "the secret (and so the anon key) is kept between runs"
             wait_until(lambda: requests.get(again["url"] + "/readyz", timeout=5).status_code == 200, 20)
             # Same cluster: the report from the first run is still there.
-            url = shlex.split(info["psql"])[1]
+            url = shlex.split(info["superuser_psql"])[1]
             count = subprocess.run(["psql", "-X", "-At", url, "-c",
                                     f"select count(*) from public.price_reports where client_report_id = '{receipt}'"],
                                    capture_output=True, text=True, timeout=30)

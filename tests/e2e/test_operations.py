@@ -82,12 +82,15 @@ def test_metrics_count_requests_by_route_and_status_with_a_latency_histogram_and
     assert _metric(text, "pricesvc_http_requests_total", 'route="/metrics",status="200"') >= 1
 
     assert "# TYPE pricesvc_http_request_duration_seconds histogram" in text
-    buckets = re.findall(r'^pricesvc_http_request_duration_seconds_bucket\{le="([^"]+)"\} (\d+)$', text, re.M)
-    assert buckets and buckets[-1][0] == "+Inf"
-    counts = [int(count) for _, count in buckets]
-    assert counts == sorted(counts), "histogram buckets must be cumulative"
-    assert counts[-1] == _metric(text, "pricesvc_http_request_duration_seconds_count") >= 8
-    assert _metric(text, "pricesvc_http_request_duration_seconds_sum") > 0
+    for route, at_least in (("/healthz", 3), ("/rest/v1/price_reports", 2), ("other", 2)):
+        buckets = re.findall(r'^pricesvc_http_request_duration_seconds_bucket\{route="' + re.escape(route)
+                             + r'",le="([^"]+)"\} (\d+)$', text, re.M)
+        assert buckets and buckets[-1][0] == "+Inf", route
+        counts = [int(count) for _, count in buckets]
+        assert counts == sorted(counts), "histogram buckets must be cumulative"
+        assert counts[-1] == _metric(text, "pricesvc_http_request_duration_seconds_count", f'route="{route}"') >= at_least
+        assert _metric(text, "pricesvc_http_request_duration_seconds_sum", f'route="{route}"') > 0
+    assert re.search(r'^pricesvc_build_info\{version="[^"]+",swift="[^"]+"\} 1$', text, re.M), text[-600:]
 
     assert _metric(text, "pricesvc_db_pool_connections", 'state="in_use"') is not None
     assert _metric(text, "pricesvc_db_pool_connections", 'state="idle"') is not None
@@ -125,9 +128,7 @@ def test_access_log_lines_are_json_with_time_request_id_method_route_status_and_
     lines = [line for line in server.stdout().splitlines() if line.strip()]
     entries = []
     for line in lines:
-        if line.startswith("pricesvc listening on"):
-            continue
-        entry = json.loads(line)  # every other stdout line is one JSON object
+        entry = json.loads(line)  # every stdout line is one JSON object: start-up lines go to stderr
         entries.append(entry)
         assert {"time", "request_id", "method", "route", "status"} <= set(entry), entry
         assert any(key.startswith("duration") for key in entry), entry
@@ -146,6 +147,20 @@ def test_access_log_lines_are_json_with_time_request_id_method_route_status_and_
     assert session["access_token"].split(".")[2] not in everything
 
 
+def test_client_mistakes_are_counted_apart_from_database_failures(start_server, anon_key):
+    server = start_server(RATE_LIMIT_PER_MINUTE=100000)
+    api = server.api(anon_key)
+    token = api.new_session()["access_token"]
+    assert api.submit([report() for _ in range(10)], token).status_code == 201
+    # The 11th report in the hour: the database's cap trigger refuses it (PT429), the client's doing.
+    refused = api.submit(report(), token)
+    assert refused.status_code == 429 and refused.json()["code"] == "PT429", refused.text
+    text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    assert "# TYPE pricesvc_database_client_errors_total counter" in text
+    assert _metric(text, "pricesvc_database_client_errors_total", 'class="PT"') == 1
+    assert not re.search(r"^pricesvc_database_errors_total\{", text, re.M), "a refused report is no database failure"
+
+
 def test_access_log_can_be_turned_off(start_server):
     server = start_server(ACCESS_LOG="false")
 
@@ -155,10 +170,11 @@ def test_access_log_can_be_turned_off(start_server):
 
     before = healthz_count()
     assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
-    # A request is counted in /metrics where it is logged (PriceService.handle, before its answer goes
-    # out): once /metrics counts this /healthz, its log line would already be on stdout.
+    # A request is counted in /metrics where it is logged (before its answer goes out): once /metrics
+    # counts this /healthz, its log line would already be on stdout.
     wait_until(lambda: healthz_count() >= before + 1, timeout=10, message="/metrics to count the /healthz request")
-    assert [line for line in server.stdout().splitlines() if line.startswith("{")] == []
+    assert server.stdout() == "", "with the access log off, nothing at all is written to stdout"
+    assert "listening on http://" in server.stderr()
 
 
 def test_sigterm_makes_the_process_exit_0_promptly(start_server):

@@ -117,4 +117,4 @@ def test_setting_an_ipv6_prefix_outside_1_to_128_is_refused(env):
     for value in ("0", "129", "x"):
         result = env.run("serve", IPV6_PREFIX=value, LISTEN="127.0.0.1:0", timeout=30)
         assert result.returncode == 2, (value, result.returncode, result.stderr)
-        assert "--ipv6-prefix" in result.stderr
+        assert "PRICESVC_IPV6_PREFIX" in result.stderr, "the error names the variable that was set"

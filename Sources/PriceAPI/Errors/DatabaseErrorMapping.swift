@@ -20,9 +20,20 @@ extension APIError {
                   details: error.detail, hint: error.hint, retryAfter: retryAfter)
     }
 
-    /// Metrics label for a database error: "unavailable" or the SQLSTATE class.
-    static func metricsKind(_ error: DatabaseError) -> String {
-        if error.isUnavailable { return "unavailable" }
-        return error.sqlState.map { String($0.prefix(2)) } ?? "unknown"
+    /// Whose fault a failed round trip was, for metrics. The client's when the answer is 4xx (the same
+    /// table that picks the status decides), the database's otherwise.
+    enum MetricsKind: Equatable {
+        /// A SQLSTATE class, e.g. "23" for a check violation.
+        case client(String)
+        /// "unavailable" or a SQLSTATE class.
+        case database(String)
+    }
+
+    static func metricsKind(_ error: DatabaseError) -> MetricsKind {
+        if error.isUnavailable { return .database("unavailable") }
+        let sqlStateClass = error.sqlState.map { String($0.prefix(2)) } ?? "other"
+        // The role only decides between 401 and 403 for 42501; either is the client's.
+        let status = SQLStateMapping.status(sqlState: error.sqlState, isUnavailable: false, role: .authenticated)
+        return (400..<500).contains(status) ? .client(sqlStateClass) : .database(sqlStateClass)
     }
 }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Prometheus counters of the HTTP server: requests by route label and status, and a latency
-/// histogram, updated by every request without a lock.
+/// histogram by route label, updated by every request without a lock.
 ///
 /// Why atomics: a single `Mutex` here was the hottest lock in the process. On Linux, Swift's
 /// `Mutex` is a priority-inheritance futex, and under `/healthz` load 20% of samples sat in it
@@ -17,9 +17,9 @@ public final class ServerMetrics: Sendable {
     private let routeIndex: [String: Int]
     private let fallbackRow: Int
     private let requests: [AtomicCounter]
-    private let buckets: [AtomicCounter]
-    private let latencyCount = AtomicCounter()
-    private let latencyNanoseconds = AtomicCounter()
+    /// Per route row: one counter per latency bucket, then the count and the sum in nanoseconds.
+    private let latency: [AtomicCounter]
+    private static var latencyWidth: Int { latencyBuckets.count + 2 }
 
     /// - Parameters:
     ///   - routeLabels: every label a request can be recorded under, in the order /metrics lists them.
@@ -30,18 +30,19 @@ public final class ServerMetrics: Sendable {
         routeIndex = Dictionary(routeLabels.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         fallbackRow = routeIndex[fallbackLabel]!
         requests = (0..<(routeLabels.count * (Self.statuses.count + 1))).map { _ in AtomicCounter() }
-        buckets = Self.latencyBuckets.map { _ in AtomicCounter() }
+        latency = (0..<(routeLabels.count * Self.latencyWidth)).map { _ in AtomicCounter() }
     }
 
     public func record(route: String, status: Int, seconds: Double) {
         let row = routeIndex[route] ?? fallbackRow
         let column = Self.statuses.firstIndex(of: status) ?? Self.statuses.count
         requests[row * (Self.statuses.count + 1) + column].add()
-        latencyCount.add()
-        latencyNanoseconds.add(Int(seconds * 1e9))
+        let base = row * Self.latencyWidth
         if let index = Self.latencyBuckets.firstIndex(where: { seconds <= $0 }) {
-            buckets[index].add()
+            latency[base + index].add()
         }
+        latency[base + Self.latencyBuckets.count].add()
+        latency[base + Self.latencyBuckets.count + 1].add(Int(seconds * 1e9))
     }
 
     /// The server's part of the Prometheus text exposition. Counters are read one by one, so a scrape
@@ -59,17 +60,24 @@ public final class ServerMetrics: Sendable {
                 out += "pricesvc_http_requests_total{route=\"\(route)\",status=\"\(status)\"} \(count)\n"
             }
         }
-        out += "# HELP pricesvc_http_request_duration_seconds Time from request start to response queued.\n"
+        out += "# HELP pricesvc_http_request_duration_seconds Time from request start to response queued, by route.\n"
         out += "# TYPE pricesvc_http_request_duration_seconds histogram\n"
-        var cumulative = 0
-        for (index, bound) in Self.latencyBuckets.enumerated() {
-            cumulative += buckets[index].current
-            out += "pricesvc_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        for (row, route) in routeLabels.enumerated() {
+            let base = row * Self.latencyWidth
+            let count = latency[base + Self.latencyBuckets.count].current
+            guard count > 0 else { continue }
+            var cumulative = 0
+            for (index, bound) in Self.latencyBuckets.enumerated() {
+                cumulative += latency[base + index].current
+                out += "pricesvc_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            // Read one by one, the count may trail the buckets under load; +Inf must not be below them.
+            let total = max(cumulative, count)
+            let sum = Double(latency[base + Self.latencyBuckets.count + 1].current) / 1e9
+            out += "pricesvc_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(total)\n"
+            out += "pricesvc_http_request_duration_seconds_sum{route=\"\(route)\"} \(sum)\n"
+            out += "pricesvc_http_request_duration_seconds_count{route=\"\(route)\"} \(total)\n"
         }
-        let total = max(cumulative, latencyCount.current)
-        out += "pricesvc_http_request_duration_seconds_bucket{le=\"+Inf\"} \(total)\n"
-        out += "pricesvc_http_request_duration_seconds_sum \(Double(latencyNanoseconds.current) / 1e9)\n"
-        out += "pricesvc_http_request_duration_seconds_count \(total)\n"
         return out
     }
 }

@@ -78,6 +78,7 @@ public final class HTTPServer: @unchecked Sendable {
         var address = sockaddr_storage()
         let family = cmhd_make_sockaddr(configuration.host, configuration.port, &address)
         guard family >= 0 else {
+            workers.stopAndJoin()
             throw StartError(description: "listen address '\(configuration.host)' is not an IPv4 or IPv6 address")
         }
         var flags = UInt32(MHD_USE_EPOLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
@@ -95,6 +96,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         guard let started else {
+            // The worker threads hold this server's workers unowned: join them before it can be freed.
+            workers.stopAndJoin()
             throw StartError(description: "cannot listen on \(configuration.host):\(configuration.port) (address in use or not permitted)")
         }
         daemonLock.withLock { daemon = started }

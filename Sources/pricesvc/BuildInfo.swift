@@ -1,0 +1,26 @@
+/// What `pricesvc --version` prints and `/metrics` exposes as `pricesvc_build_info`.
+enum BuildInfo {
+    /// Bumped by hand with each release.
+    static let version = "0.1.0"
+
+    /// The compiler that built this binary, from `#if compiler`: SwiftPM offers no build-time value
+    /// without a plugin, and this needs none.
+    static let swiftVersion: String = {
+        #if compiler(>=6.4)
+        return "6.4+"
+        #elseif compiler(>=6.3)
+        return "6.3"
+        #elseif compiler(>=6.2)
+        return "6.2"
+        #elseif compiler(>=6.1)
+        return "6.1"
+        #else
+        return "6.0"
+        #endif
+    }()
+
+    static var versionLine: String { "pricesvc \(version) (Swift \(swiftVersion))" }
+
+    /// Labels of `pricesvc_build_info`: fixed for the life of the process.
+    static var labels: [(name: String, value: String)] { [("version", version), ("swift", swiftVersion)] }
+}

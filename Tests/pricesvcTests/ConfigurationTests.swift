@@ -1,0 +1,97 @@
+import Testing
+@testable import pricesvc
+
+@Suite("Settings: where each value comes from, and errors that name it")
+struct ConfigurationTests {
+    @Test("a flag wins over the variable, the variable over the default")
+    func precedence() throws {
+        let environment = ["PRICESVC_POOL_SIZE": "4", "PRICESVC_LISTEN": ":9000"]
+        let fromEnvironment = try Configuration(arguments: [], environment: environment)
+        #expect(fromEnvironment.string("pool-size") == "4")
+        #expect(fromEnvironment.source("pool-size") == .environment)
+        #expect(fromEnvironment.source("pool-timeout-ms") == .defaultValue)
+        let fromFlag = try Configuration(arguments: ["--pool-size", "6"], environment: environment)
+        #expect(fromFlag.string("pool-size") == "6")
+        #expect(fromFlag.source("pool-size") == .flag)
+    }
+
+    @Test("an invalid value from the environment is reported under the variable's name")
+    func errorsNameTheVariable() {
+        let configuration = try! Configuration(arguments: [], environment: [
+            "PRICESVC_LISTEN": "8080", "PRICESVC_RATE_LIMIT_PER_MINUTE": "lots", "PRICESVC_ACCESS_LOG": "maybe",
+            "PRICESVC_IPV6_PREFIX": "129"])
+        #expect(throws: ConfigurationError.self) { _ = try configuration.listen() }
+        #expect(message { _ = try configuration.listen() }.hasPrefix("PRICESVC_LISTEN must be HOST:PORT"))
+        #expect(message { _ = try configuration.int("rate-limit-per-minute") }
+            == "PRICESVC_RATE_LIMIT_PER_MINUTE must be an integer ≥ 0, got 'lots'")
+        #expect(message { _ = try configuration.bool("access-log") } == "PRICESVC_ACCESS_LOG must be true or false, got 'maybe'")
+        #expect(message { _ = try configuration.int("ipv6-prefix", min: 1, max: 128) }
+            == "PRICESVC_IPV6_PREFIX must be an integer from 1 to 128, got '129'")
+    }
+
+    @Test("an invalid value from a flag is reported under the flag, even when the variable is set too")
+    func errorsNameTheFlag() throws {
+        let configuration = try Configuration(arguments: ["--rate-limit-per-minute=lots", "--listen", "nowhere"],
+                                              environment: ["PRICESVC_RATE_LIMIT_PER_MINUTE": "10"])
+        #expect(message { _ = try configuration.int("rate-limit-per-minute") }
+            == "--rate-limit-per-minute must be an integer ≥ 0, got 'lots'")
+        #expect(message { _ = try configuration.listen() }.hasPrefix("--listen must be HOST:PORT"))
+    }
+
+    @Test("a secret file that cannot be read is named as it was given")
+    func secretFileErrors() throws {
+        let configuration = try Configuration(arguments: [], environment: ["PRICESVC_JWT_SECRET_FILE": "/no/such/file"])
+        #expect(message { _ = try configuration.secret("jwt-secret") }
+            == "cannot read PRICESVC_JWT_SECRET_FILE '/no/such/file'")
+    }
+
+    func message(_ body: () throws -> Void) -> String {
+        do { try body() } catch { return (error as? ConfigurationError)?.description ?? "\(error)" }
+        return "(no error)"
+    }
+}
+
+@Suite("The listen address")
+struct ListenAddressTests {
+    @Test(arguments: [
+        ("127.0.0.1:8080", "127.0.0.1", 8080),
+        ("0.0.0.0:80", "0.0.0.0", 80),
+        (":8080", "127.0.0.1", 8080),
+        ("localhost:9000", "127.0.0.1", 9000),
+        ("LOCALHOST:9000", "127.0.0.1", 9000),
+        ("[::1]:8080", "::1", 8080),
+        ("[::]:8080", "::", 8080),
+        ("127.0.0.1:0", "127.0.0.1", 0),
+    ])
+    func acceptedForms(text: String, host: String, port: Int) throws {
+        let address = try #require(ListenAddress.parse(text))
+        #expect(address == ListenAddress(host: host, port: UInt16(port)))
+    }
+
+    @Test(arguments: ["8080", "", ":", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:+80",
+                      "::1:8080", "[::1]", "[127.0.0.1]:80", "example.com:80", "256.0.0.1:80", "[nonsense]:80"])
+    func refusedForms(text: String) {
+        #expect(ListenAddress.parse(text) == nil)
+    }
+
+    @Test func printedAsAURLAuthority() {
+        #expect("\(ListenAddress(host: "::1", port: 8080))" == "[::1]:8080")
+        #expect("\(ListenAddress(host: "127.0.0.1", port: 80))" == "127.0.0.1:80")
+    }
+}
+
+@Suite("The command line's help and version")
+struct CommandHelpTests {
+    @Test func everyCommandHasHelpAndNamesOnlyKnownSettings() {
+        let known = Set(Settings.all.map(\.key))
+        for description in Commands.descriptions {
+            #expect(Set(description.settings ?? []).isSubset(of: known), "\(description.name)")
+            #expect(Commands.helpText.contains(description.usage))
+        }
+    }
+
+    @Test func theVersionLineNamesTheVersionAndCompiler() {
+        #expect(BuildInfo.versionLine == "pricesvc \(BuildInfo.version) (Swift \(BuildInfo.swiftVersion))")
+        #expect(BuildInfo.labels.map(\.name) == ["version", "swift"])
+    }
+}
