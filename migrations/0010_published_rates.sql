@@ -172,8 +172,9 @@ create index imports_source_idx on cds.imports (source, imported_at desc);
 
 -- The document: {"time_zone","currency","last_updated" (epoch ms),"author","license_url",
 -- "zones":[…],"policies":[…],"rules":[…],"time_spans":[…],"rates":[…]}, one flat array per table, in
--- the tables' column names, timestamps as epoch milliseconds. Its checksum is that of its jsonb text
--- (keys sorted), so the same data imported again is recognised however the files were laid out.
+-- the tables' column names (absent keys take the CDS defaults), timestamps as epoch milliseconds. Its
+-- checksum is that of its jsonb text (keys sorted), so the same data imported again is recognised
+-- however the files were laid out.
 -- Status 'unchanged' when the source's current data has that checksum: then nothing is written.
 create function private.cds_replace_source(p_source text, p_feed jsonb)
     returns table(status text, checksum text, zones integer, policies integer, rules integer,
@@ -224,8 +225,8 @@ begin
 
     insert into cds.rules (source, curb_policy_id, rule_index, activity, max_stay, max_stay_unit, no_return,
                            no_return_unit, user_classes)
-    select p_source, x.curb_policy_id, x.rule_index, x.activity, x.max_stay, x.max_stay_unit, x.no_return,
-           x.no_return_unit, x.user_classes
+    select p_source, x.curb_policy_id, x.rule_index, x.activity, x.max_stay, coalesce(x.max_stay_unit, 'minute'),
+           x.no_return, coalesce(x.no_return_unit, 'minute'), x.user_classes
     from pg_catalog.jsonb_to_recordset(p_feed -> 'rules')
          as x(curb_policy_id pg_catalog.uuid, rule_index integer, activity pg_catalog.text, max_stay integer,
               max_stay_unit pg_catalog.text, no_return integer, no_return_unit pg_catalog.text,
@@ -233,8 +234,9 @@ begin
 
     insert into cds.rates (source, curb_policy_id, rule_index, rate_index, rate, rate_unit, rate_unit_period,
                            increment_duration, increment_amount, start_duration, end_duration, maximum_fee)
-    select p_source, x.curb_policy_id, x.rule_index, x.rate_index, x.rate, x.rate_unit, x.rate_unit_period,
-           x.increment_duration, x.increment_amount, x.start_duration, x.end_duration, x.maximum_fee
+    select p_source, x.curb_policy_id, x.rule_index, x.rate_index, x.rate, x.rate_unit,
+           coalesce(x.rate_unit_period, 'rolling'), x.increment_duration, x.increment_amount,
+           coalesce(x.start_duration, 0), x.end_duration, x.maximum_fee
     from pg_catalog.jsonb_to_recordset(p_feed -> 'rates')
          as x(curb_policy_id pg_catalog.uuid, rule_index integer, rate_index integer, rate integer,
               rate_unit pg_catalog.text, rate_unit_period pg_catalog.text, increment_duration integer,
@@ -245,7 +247,8 @@ begin
                                 designated_period_except)
     select p_source, x.curb_policy_id, x.span_index, x.days_of_week, x.days_of_month, x.months,
            x.time_of_day_start::pg_catalog.time, x.time_of_day_end::pg_catalog.time,
-           epoch + x.start_date * ms, epoch + x.end_date * ms, x.designated_period, x.designated_period_except
+           epoch + x.start_date * ms, epoch + x.end_date * ms, x.designated_period,
+           coalesce(x.designated_period_except, false)
     from pg_catalog.jsonb_to_recordset(p_feed -> 'time_spans')
          as x(curb_policy_id pg_catalog.uuid, span_index integer, days_of_week pg_catalog.text[],
               days_of_month integer[], months integer[], time_of_day_start pg_catalog.text,
