@@ -20,11 +20,13 @@ let package = Package(
         .target(name: "PriceDB", dependencies: ["CLibPQ"]),
         .target(name: "AnonAuth", dependencies: ["CCrypto", "PriceJSON"]),
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceDB", "AnonAuth", "PriceJSON"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceJSON"]),
+        .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceJSON", "PublishedRates"]),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth"]),
+        .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP", "AnonAuth", "PriceDB", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]

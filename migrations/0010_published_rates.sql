@@ -67,6 +67,8 @@ create table cds.policies (
     curb_policy_id uuid not null,
     priority integer not null,
     published_date timestamptz not null,
+    -- Set: the policy applies only to these data source operators, never to the general public.
+    data_source_operator_ids uuid[],
     primary key (source, curb_policy_id)
 );
 
@@ -218,10 +220,11 @@ begin
         checksum = feed_checksum, imported_at = pg_catalog.clock_timestamp()
     where s.source = p_source;
 
-    insert into cds.policies (source, curb_policy_id, priority, published_date)
-    select p_source, x.curb_policy_id, x.priority, epoch + x.published_date * ms
+    insert into cds.policies (source, curb_policy_id, priority, published_date, data_source_operator_ids)
+    select p_source, x.curb_policy_id, x.priority, epoch + x.published_date * ms, x.data_source_operator_ids
     from pg_catalog.jsonb_to_recordset(p_feed -> 'policies')
-         as x(curb_policy_id pg_catalog.uuid, priority integer, published_date pg_catalog.int8);
+         as x(curb_policy_id pg_catalog.uuid, priority integer, published_date pg_catalog.int8,
+              data_source_operator_ids pg_catalog.uuid[]);
 
     insert into cds.rules (source, curb_policy_id, rule_index, activity, max_stay, max_stay_unit, no_return,
                            no_return_unit, user_classes)
@@ -405,7 +408,8 @@ create function private.cds_span_matches(span cds.time_spans, at timestamptz, lo
 --    end on each local day, span and zone dates, and every quarter hour of a day whose UTC offset
 --    changes (a local time that a DST change skips or repeats has no single instant).
 -- 2. Each piece is governed by the lowest-priority-number policy that applies at its start and has a
---    rule for the general public (no user_classes, or only car; a car rule beats an everyone rule).
+--    rule for the general public (no user_classes, or only car; a car rule beats an everyone rule; a
+--    policy for named data source operators has none).
 --    No such policy: the feed regulates nothing then, so parking is allowed and free.
 -- 3. Consecutive pieces under one rule form a run; runs are cut again by rate tiers (start_duration and
 --    end_duration count rate units from the stay's start). Each (run, tier) is charged rate per unit,
@@ -493,6 +497,7 @@ begin
         join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
         join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
         where zp.source = p_source and zp.curb_zone_id = p_zone
+          and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
           and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
           and (not exists (select from cds.time_spans s
                            where s.source = p.source and s.curb_policy_id = p.curb_policy_id)
@@ -594,6 +599,9 @@ declare
 begin
     if p_starts_at is null or p_duration is null then
         raise exception using errcode = '22023', message = 'starts_at and duration are required';
+    end if;
+    if not pg_catalog.isfinite(p_starts_at) then
+        raise exception using errcode = '22023', message = 'starts_at must be a finite time';
     end if;
     -- A stay is elapsed time: an interval's days count 24 hours, its months 30 days.
     if p_duration <= interval '0' or p_duration > private.cds_max_stay() then

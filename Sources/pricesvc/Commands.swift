@@ -4,7 +4,7 @@ import Foundation
 import PriceDB
 import PriceHTTP
 
-/// `pricesvc serve | migrate | keys | prune | openapi | --help`.
+/// `pricesvc serve | migrate | keys | prune | import-rates | openapi | --help`.
 enum Commands {
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first, !["--help", "-h", "help"].contains(command) else {
@@ -19,6 +19,7 @@ enum Commands {
             case "migrate": return try migrate(configuration)
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
+            case "import-rates": return try importRates(configuration)
             case "openapi": print(OpenAPIDocument.json); return 0
             default:
                 fail("unknown command '\(command)' (see pricesvc --help)")
@@ -43,6 +44,8 @@ enum Commands {
           pricesvc keys      print the anon key (the apikey clients send)
           pricesvc prune [--older-than 30d]
                              delete expired sessions, refresh tokens and users without sessions
+          pricesvc import-rates --source NAME FILE...
+                             load a city's CDS Curbs feed (zones and policies) as published rates
           pricesvc openapi   print the OpenAPI document of the HTTP surface
           pricesvc --help
 

@@ -17,7 +17,7 @@ enum Settings {
         Setting(key: "database-url", defaultValue: "postgresql:///pricesvc?user=authenticator",
                 help: "libpq connection string for serving (role authenticator)"),
         Setting(key: "migration-database-url", defaultValue: "",
-                help: "Connection string for migrate and prune (the owning role); defaults to --database-url"),
+                help: "Connection string for migrate, prune and import-rates (the owning role); defaults to --database-url"),
         Setting(key: "migrations-dir", defaultValue: "migrations", help: "Folder holding the SQL migrations"),
         Setting(key: "jwt-secret", defaultValue: "", help: "HS256 secret, at least 32 bytes (or use --jwt-secret-file)"),
         Setting(key: "jwt-secret-file", defaultValue: "", help: "File holding the JWT secret"),
@@ -108,7 +108,7 @@ struct Configuration {
     }
 
     /// Flags that belong to one command rather than to the service's settings.
-    static let commandFlags: Set<String> = ["older-than"]
+    static let commandFlags: Set<String> = ["older-than", "source"]
 
     func string(_ key: String) -> String { values[key] ?? "" }
 

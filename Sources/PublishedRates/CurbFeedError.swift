@@ -1,0 +1,20 @@
+/// A mistake in a CDS feed, named the way a person fixes it: the file, the JSON path, what is wrong.
+///
+/// `description` is the one line `pricesvc import-rates` prints, e.g.
+/// `city.json: data.policies[3].rules[0].rate[1].rate_unit: unknown unit "fortnight"`.
+public struct CurbFeedError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    /// Dotted JSON path from the document's root (`data.zones[2].curb_zone_id`); empty for the document.
+    public var path: String
+    public var message: String
+
+    public init(file: String, path: String, message: String) {
+        self.file = file
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String {
+        path.isEmpty ? "\(file): \(message)" : "\(file): \(path): \(message)"
+    }
+}
