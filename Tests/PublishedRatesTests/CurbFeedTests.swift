@@ -1,3 +1,4 @@
+import Foundation
 import PriceJSON
 import Testing
 @testable import PublishedRates

@@ -14,7 +14,7 @@ public struct MedianQuery: Sendable, Equatable {
 
     public static func parse(function name: String, method: String, body: [UInt8], contentType: String?,
                              query: [(name: String, value: String)]) -> Result<MedianQuery, APIError> {
-        guard let function = RPCFunction(rawValue: name) else {
+        guard let function = RPCFunction(rawValue: name), function != .priceQuotes else {
             return .failure(noSuchFunction(name, arguments: []))
         }
         var arguments: [(String, Argument)] = []
@@ -69,7 +69,8 @@ public struct MedianQuery: Sendable, Equatable {
         let list = arguments.map { JSONBody.printable($0) }.sorted().joined(separator: ", ")
         return APIError(status: 404, code: "PGRST202",
                         message: "Could not find the function public.\(JSONBody.printable(name))(\(list)) in the schema cache",
-                        hint: "Available: price_median(location_id, rate_kind), price_medians(location_ids, rate_kind)")
+                        hint: "Available: price_median(location_id, rate_kind), price_medians(location_ids, rate_kind), "
+                            + "price_quotes(location_ids, rate_kind, starts_at, duration)")
     }
 
     enum Argument {

@@ -60,6 +60,15 @@ public enum Statements {
                                   rate_kind => $2) m
         """)
 
+    /// `price_quotes` with every argument. A request that leaves some out uses `quotes(passing:)`.
+    static let quotes = PreparedStatement(name: "pricesvc_quotes", sql: """
+        select coalesce(pg_catalog.json_agg(q), '[]')::text
+        from public.price_quotes(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)),
+                                 rate_kind => $2,
+                                 starts_at => $3::timestamptz,
+                                 duration => $4::interval) q
+        """)
+
     static let signUp = PreparedStatement(name: "pricesvc_sign_up", sql: """
         select s.user_id::text, s.session_id::text, pg_catalog.to_json(s.created_at)::text,
                pg_catalog.to_json(s.updated_at)::text
@@ -96,7 +105,8 @@ public enum Statements {
     public static let all: [PreparedStatement] = [
         identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medians, mediansOfKind,
         signUp, refresh, signOut, user, appliedMigrations,
-        // Last: on a database without migration 0006 it fails to prepare, and only it is then retried on use.
+        // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then
+        // retried on use.
         spendSignUpChallenge,
-    ]
+    ] + allQuotes
 }
