@@ -16,7 +16,7 @@ def _stderr_lines(result) -> list[str]:
 def test_help_lists_the_commands_and_every_setting(env):
     result = env.run("--help", timeout=10)
     assert result.returncode == 0, result.stderr
-    for word in ("serve", "migrate", "keys", "prune", "--older-than", "PRICESVC_DATABASE_URL",
+    for word in ("serve", "migrate", "keys", "prune", "--older-than", "import-rates", "--source", "PRICESVC_DATABASE_URL",
                  "PRICESVC_JWT_SECRET", "PRICESVC_LISTEN", "PRICESVC_RATE_LIMIT_PER_MINUTE",
                  "PRICESVC_SIGNUPS_PER_HOUR", "PRICESVC_REFRESH_REUSE_SECONDS", "PRICESVC_ACCESS_TOKEN_TTL"):
         assert word in result.stdout, word
