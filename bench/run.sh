@@ -221,8 +221,9 @@ probe_quotes=$(python3 -c '
 import json, sys
 body = json.load(open(sys.argv[1]))
 if isinstance(body, list):
-    print(f"{len(body)} rows, {sum(r[\"median_cents\"] is not None for r in body)} medians, "
-          f"{sum(r[\"published_cents\"] is not None for r in body)} published costs")
+    medians = sum(row.get("median_cents") is not None for row in body)
+    published = sum(row.get("published_cents") is not None for row in body)
+    print("%d rows, %d medians, %d published costs" % (len(body), medians, published))
 else:
     print("error " + body.get("code", "?") + ": " + body.get("message", "?"))
 ' "$out/probe-quotes.txt" 2>/dev/null || echo "unreadable answer")
