@@ -112,7 +112,7 @@ reset role;
 set local role price_analyst;
 select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,
                   array['(hijack:garage)'], 'price_median_overview(): unchanged');
-select results_eq($$select * from tap.evil('select median_cents, published_cents, difference_cents from public.price_vs_published(''2026-03-03 10:00+00'') where location_id = ''hijack:garage''')$$,
+select results_eq($$select * from tap.evil('select median_cents, published_cents, difference_cents from public.price_vs_published(''2026-03-03 10:00+00'') where location_id like ''hijack:garage''')$$,
                   array['(200,100,100)'], 'price_vs_published(): unchanged');
 reset role;
 
