@@ -178,7 +178,7 @@ extension CurbFeed {
     private static func readRule(_ rule: Fields) throws(CurbFeedError) -> Rule {
         let activity = try rule.string("activity", required: true)!
         guard activities.contains(activity) else {
-            throw rule.error("activity", "unknown activity \(JSONString.quoted(activity))")
+            throw rule.error("activity", "unknown activity \(quotedJSON(activity))")
         }
         let rates = try (rule.array("rate") ?? []).map { value, path throws(CurbFeedError) in
             (try readRate(Fields(value, file: rule.file, path: path)), path)
@@ -202,7 +202,7 @@ extension CurbFeed {
     private static func readRate(_ rate: Fields) throws(CurbFeedError) -> Rate {
         let period = try rate.string("rate_unit_period") ?? "rolling"
         guard period == "rolling" || period == "calendar" else {
-            throw rate.error("rate_unit_period", "unknown period \(JSONString.quoted(period)) (rolling or calendar)")
+            throw rate.error("rate_unit_period", "unknown period \(quotedJSON(period)) (rolling or calendar)")
         }
         let start = try rate.integer("start_duration", range: 0...maxInteger) ?? 0
         let end = try rate.integer("end_duration", range: 1...maxInteger)
@@ -336,7 +336,7 @@ struct Fields {
             throw error(key, "expected a string, got \(value.kindDescription)")
         }
         if let pattern, !pattern(text) {
-            throw error(key, "expected \(expected), got \(JSONString.quoted(text))")
+            throw error(key, "expected \(expected), got \(quotedJSON(text))")
         }
         return text
     }
@@ -389,7 +389,7 @@ struct Fields {
         guard bytes.count == 36,
               bytes.enumerated().allSatisfy({ [8, 13, 18, 23].contains($0.offset) ? $0.element == UInt8(ascii: "-") : isHex($0.element) })
         else {
-            throw CurbFeedError(file: file, path: path, message: "expected a UUID, got \(JSONString.quoted(String(text.prefix(60))))")
+            throw CurbFeedError(file: file, path: path, message: "expected a UUID, got \(quotedJSON(String(text.prefix(60))))")
         }
         return text.lowercased()
     }
@@ -397,7 +397,7 @@ struct Fields {
     func unit(_ key: String, required: Bool = false) throws(CurbFeedError) -> String? {
         guard let unit = try string(key, required: required) else { return nil }
         guard CurbFeed.units.contains(unit) else {
-            throw error(key, "unknown unit \(JSONString.quoted(unit))")
+            throw error(key, "unknown unit \(quotedJSON(unit))")
         }
         return unit
     }
@@ -412,7 +412,7 @@ struct Fields {
               (0..<60).contains(minutes),
               (0..<24).contains(hours) || (allowsEndOfDay && hours == 24 && minutes == 0)
         else {
-            throw error(key, "expected a time of day \"HH:MM\", got \(JSONString.quoted(text))")
+            throw error(key, "expected a time of day \"HH:MM\", got \(quotedJSON(text))")
         }
         return text
     }

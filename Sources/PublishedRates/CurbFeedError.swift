@@ -1,3 +1,5 @@
+import PriceJSON
+
 /// A mistake in a CDS feed, named the way a person fixes it: the file, the JSON path, what is wrong.
 ///
 /// `description` is the one line `pricesvc import-rates` prints, e.g.
@@ -17,4 +19,10 @@ public struct CurbFeedError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         path.isEmpty ? "\(file): \(message)" : "\(file): \(path): \(message)"
     }
+}
+
+/// `text` as a JSON string literal, for messages that quote what the feed said (through `JSONValue`, the
+/// public way to write JSON).
+func quotedJSON(_ text: String) -> String {
+    JSONValue.string(text).serialized()
 }

@@ -21,16 +21,16 @@ public struct RatesImport: Sendable {
         }
         guard knownTimeZones.contains(first.timeZone) else {
             throw CurbFeedError(file: first.file, path: "time_zone",
-                                message: "unknown IANA time zone \(JSONString.quoted(first.timeZone))")
+                                message: "unknown IANA time zone \(quotedJSON(first.timeZone))")
         }
         for feed in feeds.dropFirst() {
             if feed.timeZone != first.timeZone {
                 throw CurbFeedError(file: feed.file, path: "time_zone", message:
-                    "\(JSONString.quoted(feed.timeZone)) differs from \(JSONString.quoted(first.timeZone)) in \(first.file): one import has one time zone")
+                    "\(quotedJSON(feed.timeZone)) differs from \(quotedJSON(first.timeZone)) in \(first.file): one import has one time zone")
             }
             if feed.currency != first.currency {
                 throw CurbFeedError(file: feed.file, path: "currency", message:
-                    "\(JSONString.quoted(feed.currency)) differs from \(JSONString.quoted(first.currency)) in \(first.file): one import has one currency")
+                    "\(quotedJSON(feed.currency)) differs from \(quotedJSON(first.currency)) in \(first.file): one import has one currency")
             }
         }
 
@@ -43,7 +43,7 @@ public struct RatesImport: Sendable {
                     let (known, file) = policies[earlier]
                     guard known.source == policy.source else {
                         throw CurbFeedError(file: feed.file, path: policy.path + ".curb_policy_id", message:
-                            "policy \(JSONString.quoted(policy.curbPolicyID)) is also \(known.path) in \(file) with other content")
+                            "policy \(quotedJSON(policy.curbPolicyID)) is also \(known.path) in \(file) with other content")
                     }
                     continue
                 }
@@ -59,18 +59,18 @@ public struct RatesImport: Sendable {
             for zone in feed.zones {
                 if let (path, file) = zoneFiles[zone.curbZoneID] {
                     throw CurbFeedError(file: feed.file, path: zone.path + ".curb_zone_id", message:
-                        "zone \(JSONString.quoted(zone.curbZoneID)) is also \(path) in \(file)")
+                        "zone \(quotedJSON(zone.curbZoneID)) is also \(path) in \(file)")
                 }
                 zoneFiles[zone.curbZoneID] = (zone.path, feed.file)
                 for (index, id) in zone.curbPolicyIDs.enumerated() where policyIndex[id] == nil {
                     throw CurbFeedError(file: feed.file, path: zone.path + ".curb_policy_ids[\(index)]",
-                                        message: "policy \(JSONString.quoted(id)) is defined in no file of this import")
+                                        message: "policy \(quotedJSON(id)) is defined in no file of this import")
                 }
                 let location = source + ":" + (zone.userZoneID ?? zone.curbZoneID)
                 for (other, file) in byLocation[location] ?? []
                 where zone.startDate < (other.endDate ?? .max) && other.startDate < (zone.endDate ?? .max) {
                     throw CurbFeedError(file: feed.file, path: zone.path + (zone.userZoneID == nil ? ".curb_zone_id" : ".user_zone_id"),
-                                        message: "location \(JSONString.quoted(location)) is also \(other.path) in \(file) at overlapping times")
+                                        message: "location \(quotedJSON(location)) is also \(other.path) in \(file) at overlapping times")
                 }
                 byLocation[location, default: []].append((zone, feed.file))
                 zones.append((zone, feed.file, location))

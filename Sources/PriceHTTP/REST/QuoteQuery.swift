@@ -67,7 +67,7 @@ public struct QuoteQuery: Sendable, Equatable {
     var call: (PreparedStatement, [String?]) {
         let given: [(Statements.QuoteArgument, String?)] = [(.rateKind, rateKind), (.startsAt, startsAt), (.duration, duration)]
         let present = given.filter { $0.1 != nil }
-        let ids = "[" + locationIDs.map(JSONString.quoted).joined(separator: ",") + "]"
+        let ids = "[" + locationIDs.map(quotedJSON).joined(separator: ",") + "]"
         return (Statements.quotes(passing: Set(present.map(\.0))), [ids] + present.map(\.1))
     }
 }
@@ -105,4 +105,9 @@ extension Statements {
     static let allQuotes: [PreparedStatement] = (0..<(1 << QuoteArgument.allCases.count)).map { mask in
         quotes(passing: Set(QuoteArgument.allCases.filter { mask & (1 << $0.rawValue) != 0 }))
     }
+}
+
+/// A JSON string literal, through `JSONValue` (the ids travel as one JSON array parameter).
+private func quotedJSON(_ text: String) -> String {
+    JSONValue.string(text).serialized()
 }
