@@ -24,11 +24,14 @@ let package = Package(
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the SQL it sends.
         .target(name: "PriceAPI", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceCrypto", "PriceJSON"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "AnonAuth"]),
+        // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
+        .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "AnonAuth", "PublishedRates"]),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),

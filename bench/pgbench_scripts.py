@@ -9,6 +9,7 @@ PriceDB's ConnectionPool.run:
 
   OUT_DIR/pgbench-submit.sql   identity + insertReports   (POST /rest/v1/price_reports with currency, return=minimal)
   OUT_DIR/pgbench-medians.sql  identity + medians         (POST /rest/v1/rpc/price_medians)
+  OUT_DIR/pgbench-quotes.sql   identity + quotes          (POST /rest/v1/rpc/price_quotes, every argument given)
 
 The one difference from pricesvc: in the submission script the token ($2 of the identity statement)
 is read from bench.tokens by primary key inside that statement, because pgbench cannot hold thousands
@@ -43,7 +44,7 @@ def bind(sql: str, variables: dict) -> str:
 def main() -> None:
     source, out_dir = sys.argv[1], sys.argv[2]
     found = statements(source)
-    for needed in ("identity", "insertReports", "medians"):
+    for needed in ("identity", "insertReports", "medians", "quotes"):
         if needed not in found:
             raise SystemExit(f"pgbench_scripts: Statements.{needed} not found in {source}")
     token_lookup = "(select t.token from bench.tokens t where t.side = 'pg' and t.idx = :i)"
@@ -59,6 +60,12 @@ def main() -> None:
         script.write("\\startpipeline\n")
         script.write(bind(found["identity"], {1: ":role", 2: ":token"}) + ";\n")
         script.write(bind(found["medians"], {1: ":ids"}) + ";\n")
+        script.write("\\endpipeline\n")
+    with open(f"{out_dir}/pgbench-quotes.sql", "w") as script:
+        script.write(header.format("identity + quotes"))
+        script.write("\\startpipeline\n")
+        script.write(bind(found["identity"], {1: ":role", 2: ":token"}) + ";\n")
+        script.write(bind(found["quotes"], {1: ":ids", 2: ":kind", 3: ":starts", 4: ":duration"}) + ";\n")
         script.write("\\endpipeline\n")
 
 

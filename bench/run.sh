@@ -4,6 +4,8 @@
 #   1. submissions/s: wrk POST /rest/v1/price_reports (return=minimal) vs pgbench running the same
 #      identity + INSERT (RLS, cap trigger), pipelined, one Sync
 #   2. price_medians over 12 locations and 1 000 000 reports: wrk vs pgbench on the same statements
+#   5. price_quotes for the same 12 locations (medians beside published CDS rates for a 2-hour stay):
+#      wrk vs pgbench on the same statements
 #   3. GET /healthz vs nginx answering a fixed 11-byte JSON body
 #   4. peak RSS (VmHWM) of pricesvc after 256 concurrent connections on healthz + medians
 #
@@ -13,7 +15,7 @@
 #   BENCH_ROUNDS=2          rounds per comparison, alternating which side goes first; rates are averaged
 #   BENCH_CLIENTS=16        connections (wrk -c) and clients (pgbench -c), the same for both sides
 #   BENCH_THREADS=2         wrk -t and pgbench -j
-#   BENCH_MEDIAN_SECONDS=30 length of each price_medians run (at least BENCH_SECONDS)
+#   BENCH_MEDIAN_SECONDS=30 length of each price_medians and price_quotes run (at least BENCH_SECONDS)
 #   BENCH_RSS_CONNECTIONS=256, BENCH_RSS_SECONDS=5
 #   BENCH_REPORTERS=30000   fresh reporters minted per run and per submission side
 #   BENCH_REPORTS=1000000   reports seeded once for the median benchmark; BENCH_SEED_REPORTERS=20000,
@@ -165,6 +167,14 @@ insert into auth.sessions (id, user_id) select sid, uid from bench.tokens on con
 analyze bench.tokens;
 SQL
 python3 bench/pgbench_scripts.py "$STATEMENTS" "$state/run"
+# Published rates for the 12 queried locations (source "bench"): price_quotes prices a stay under them.
+python3 bench/published_feed.py >"$state/run/published-feed.json"
+"$BIN" import-rates --migration-database-url "$owner_url" --source bench "$state/run/published-feed.json" \
+  >"$out/import-rates.log" 2>&1 || { cat "$out/import-rates.log" >&2; die "pricesvc import-rates failed"; }
+# Monday 17:30 in the feed's zone, for two hours: metered, then free.
+QUOTE_STARTS=2026-03-02T17:30:00-05:00
+QUOTE_DURATION=PT2H
+export BENCH_QUOTE_ARGS="\"rate_kind\":\"hourly\",\"starts_at\":\"$QUOTE_STARTS\",\"duration\":\"$QUOTE_DURATION\""
 apikey=$("$BIN" keys)
 reader=$(cat "$state/run/reader.txt")
 export BENCH_APIKEY=$apikey BENCH_READER=$reader BENCH_TOKENS=$state/run/tokens-http.txt BENCH_THREADS=$THREADS
@@ -204,6 +214,21 @@ body = json.load(open(sys.argv[1]))
 print(f"{len(body)} rows" if isinstance(body, list) else "error " + body.get("code", "?") + ": " + body.get("message", "?"))
 ' "$out/probe-medians.txt" 2>/dev/null || echo "unreadable answer")
 [ "$probe_medians" = "12 rows" ] || note "WARNING: price_medians(12 locations) through pricesvc answered: $probe_medians"
+curl -sS -X POST "http://127.0.0.1:$PORT/rest/v1/rpc/price_quotes" -H "apikey: $apikey" \
+  -H "Authorization: Bearer $reader" -H 'Content-Type: application/json' \
+  -d "{\"location_ids\":$locations_json,$BENCH_QUOTE_ARGS}" >"$out/probe-quotes.txt" || true
+probe_quotes=$(python3 -c '
+import json, sys
+body = json.load(open(sys.argv[1]))
+if isinstance(body, list):
+    medians = sum(row.get("median_cents") is not None for row in body)
+    published = sum(row.get("published_cents") is not None for row in body)
+    print("%d rows, %d medians, %d published costs" % (len(body), medians, published))
+else:
+    print("error " + body.get("code", "?") + ": " + body.get("message", "?"))
+' "$out/probe-quotes.txt" 2>/dev/null || echo "unreadable answer")
+[ "$probe_quotes" = "12 rows, 12 medians, 12 published costs" ] ||
+  note "WARNING: price_quotes(12 locations) through pricesvc answered: $probe_quotes"
 status=$(curl -sS -o "$out/probe-submit.txt" -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/rest/v1/price_reports" \
   -H "apikey: $apikey" -H "Authorization: Bearer $reader" -H 'Content-Type: application/json' \
   -H 'Prefer: return=minimal' -d '{"location_id":"bench:probe","rate_kind":"hourly","price_cents":100}')
@@ -334,6 +359,15 @@ for round in $(seq "$ROUNDS"); do
        -D role=authenticated -D token="$reader" -D ids="$locations_json"; save medians ref'
 done
 
+for round in $(seq "$ROUNDS"); do
+  note "5. price_quotes: pricesvc vs pgbench (${MEDIAN_SECS}s each), round $round"
+  in_order "$round" \
+    'run_wrk quotes-pricesvc quotes "$app" "$CLIENTS" "$MEDIAN_SECS" "$pricesvc_pid"; save quotes app; drain' \
+    'run_pgbench quotes-pgbench "$state/run/pgbench-quotes.sql" "$MEDIAN_SECS" \
+       -D role=authenticated -D token="$reader" -D ids="$locations_json" -D kind=hourly \
+       -D starts="$QUOTE_STARTS" -D duration="$QUOTE_DURATION"; save quotes ref'
+done
+
 # Every round reuses the same reporters (each at most once per round), so a reporter ends with
 # BENCH_ROUNDS reports: well under the cap of 10.
 for round in $(seq "$ROUNDS"); do
@@ -380,6 +414,7 @@ mem_total=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 r_submit=$(ratio "${T[submit.app.rate]}" "${T[submit.ref.rate]}")
 r_medians=$(ratio "${T[medians.app.rate]}" "${T[medians.ref.rate]}")
 r_health=$(ratio "${T[health.app.rate]}" "${T[health.ref.rate]}")
+r_quotes=$(ratio "${T[quotes.app.rate]}" "${T[quotes.ref.rate]}")
 hwm_mb=$(mb "$hwm")
 
 {
@@ -398,10 +433,12 @@ load:    $CLIENTS connections / clients on both sides, wrk -t $THREADS, pgbench 
 | 2 | price_medians(12 locations) req/s vs pgbench | ${T[medians.app.rate]} | ${T[medians.ref.rate]} | $r_medians | ≥ 0.7 $(verdict "$r_medians" 0.7) |
 | 3 | GET /healthz req/s vs nginx (11-byte JSON) | ${T[health.app.rate]} | ${T[health.ref.rate]} | $r_health | ≥ 0.7 $(verdict "$r_health" 0.7) |
 | 4 | peak RSS (VmHWM) after $RSS_CONNS connections | $hwm_mb MB | | | < 64 MB $(awk -v m="$hwm_mb" 'BEGIN { print (m < 64) ? "ok" : "ABOVE" }') |
+| 5 | price_quotes(12 locations, 2-hour stay) req/s vs pgbench | ${T[quotes.app.rate]} | ${T[quotes.ref.rate]} | $r_quotes | ≥ 0.7 $(verdict "$r_quotes" 0.7) |
 
 details
   latency p50 / p99 (ms), wrk:      healthz ${T[health.app.p50]} / ${T[health.app.p99]} (nginx ${T[health.ref.p50]} / ${T[health.ref.p99]}); medians ${T[medians.app.p50]} / ${T[medians.app.p99]}; submit ${T[submit.app.p50]} / ${T[submit.app.p99]}
-  pgbench average latency (ms):     medians ${T[medians.ref.p99]}; submit ${T[submit.ref.p99]}
+  pgbench average latency (ms):     medians ${T[medians.ref.p99]}; submit ${T[submit.ref.p99]}; quotes ${T[quotes.ref.p99]}
+  price_quotes:                     wrk p50 / p99 ${T[quotes.app.p50]} / ${T[quotes.app.p99]} ms; CPU ms per request, PostgreSQL ${T[quotes.app.pg]} via pricesvc vs ${T[quotes.ref.pg]} via pgbench; non-2xx ${T[quotes.app.bad]} (statuses ${T[quotes.app.statuses]:-none}); probe: $probe_quotes
   CPU ms per request, server:       pricesvc healthz ${T[health.app.srv]}, medians ${T[medians.app.srv]}, submit ${T[submit.app.srv]}; nginx ${T[health.ref.srv]}
   CPU ms per request, PostgreSQL:   medians ${T[medians.app.pg]} via pricesvc vs ${T[medians.ref.pg]} via pgbench; submit ${T[submit.app.pg]} vs ${T[submit.ref.pg]}
   submissions, pricesvc:            ${T[submit.app.ok]} × 201, statuses ${T[submit.app.statuses]}, socket errors ${T[submit.app.err]}; rows in the table ${http_rows}; max reports per reporter $http_max (cap 10)

@@ -1,6 +1,7 @@
 -- wrk script for every HTTP measurement of bench/run.sh. The mode and inputs come from the
 -- environment (wrk passes it through), so one file serves all runs:
---   BENCH_MODE    healthz | nginx | medians | submit | mix (healthz + medians, alternating)
+--   BENCH_MODE    healthz | nginx | medians | quotes | submit | mix (healthz + medians, alternating)
+--   BENCH_QUOTE_ARGS  for quotes: the JSON members after location_ids (rate_kind, starts_at, duration)
 --   BENCH_APIKEY  the anon key (`pricesvc keys`)
 --   BENCH_READER  an access token for the median reads
 --   BENCH_TOKENS  file with one access token per line (submit: thread k of T cycles through
@@ -15,6 +16,7 @@ local reader = os.getenv("BENCH_READER") or ""
 local locations = {}
 for k = 1, 12 do locations[k] = string.format('"bench:loc-%05d"', k) end
 local medians_body = '{"location_ids":[' .. table.concat(locations, ",") .. ']}'
+local quotes_body = '{"location_ids":[' .. table.concat(locations, ",") .. '],' .. (os.getenv("BENCH_QUOTE_ARGS") or "") .. '}'
 
 local threads = {}
 local next_id = 0
@@ -43,6 +45,12 @@ function init(args)
     requests[1] = wrk.format("GET", "/")
   elseif mode == "medians" then
     requests[1] = medians_request()
+  elseif mode == "quotes" then
+    requests[1] = wrk.format("POST", "/rest/v1/rpc/price_quotes", {
+      ["apikey"] = apikey,
+      ["Authorization"] = "Bearer " .. reader,
+      ["Content-Type"] = "application/json",
+    }, quotes_body)
   elseif mode == "mix" then
     requests[1] = wrk.format("GET", "/healthz")
     requests[2] = medians_request()

@@ -5,7 +5,7 @@ import PriceAPI
 import PriceDB
 import PriceHTTP
 
-/// `pricesvc serve | migrate | keys | prune | openapi | --help | --version`.
+/// `pricesvc serve | migrate | keys | prune | import-rates | openapi | --help | --version`.
 enum Commands {
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -28,12 +28,14 @@ enum Commands {
         }
         do throws(any Error) {
             let configuration = try Configuration(arguments: Array(arguments.dropFirst()),
-                                                  environment: ProcessInfo.processInfo.environment)
+                                                  environment: ProcessInfo.processInfo.environment,
+                                                  takesOperands: command == "import-rates")
             switch command {
             case "serve": return try serve(configuration)
             case "migrate": return try migrate(configuration)
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
+            case "import-rates": return try importRates(configuration)
             case "openapi": print(OpenAPIDocument.json); return 0
             default:
                 fail("unknown command '\(command)' (see pricesvc --help)")
@@ -73,6 +75,9 @@ enum Commands {
                     summary: "print the anon key (the apikey clients send)", settings: ["jwt-secret", "jwt-secret-file"]),
         Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
                     summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 12h, 90m or 45s)",
+                    settings: ownerSettings),
+        Description(name: "import-rates", usage: "pricesvc import-rates --source NAME FILE... [--migration-database-url URL]",
+                    summary: "load a city's CDS Curbs feed (zones and policies) as published rates; NAME prefixes the location ids",
                     settings: ownerSettings),
         Description(name: "openapi", usage: "pricesvc openapi",
                     summary: "print the OpenAPI document of the HTTP surface", settings: []),

@@ -18,9 +18,9 @@ enum Settings {
         Setting(key: "database-url", defaultValue: "postgresql:///pricesvc?user=authenticator",
                 help: "libpq connection string for serving (role authenticator)"),
         Setting(key: "read-database-url", defaultValue: "",
-                help: "Connection string for read-only calls (medians, readiness), e.g. a replica; they fall back to --database-url when it fails"),
+                help: "Connection string for read-only calls (medians, quotes, readiness), e.g. a replica; they fall back to --database-url when it fails"),
         Setting(key: "migration-database-url", defaultValue: "",
-                help: "Connection string for migrate and prune (the owning role); defaults to --database-url"),
+                help: "Connection string for migrate, prune and import-rates (the owning role); defaults to --database-url"),
         Setting(key: "migrations-dir", defaultValue: "migrations", help: "Folder holding the SQL migrations"),
         Setting(key: "jwt-secret", defaultValue: "", help: "HS256 secret, at least 32 bytes (or use --jwt-secret-file)"),
         Setting(key: "jwt-secret-file", defaultValue: "", help: "File holding the JWT secret"),
@@ -79,8 +79,11 @@ struct Configuration {
 
     private var values: [String: String] = [:]
     private var sources: [String: Source] = [:]
+    /// Arguments that are not flags: only for a command that takes operands (`import-rates FILE...`);
+    /// for every other command a stray argument is an error.
+    private(set) var positional: [String] = []
 
-    init(arguments: [String], environment: [String: String]) throws(ConfigurationError) {
+    init(arguments: [String], environment: [String: String], takesOperands: Bool = false) throws(ConfigurationError) {
         let known = Dictionary(uniqueKeysWithValues: Settings.all.map { ($0.key, $0) })
         for setting in Settings.all {
             if let value = environment[setting.environmentName] {
@@ -96,7 +99,11 @@ struct Configuration {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--") else {
-                throw ConfigurationError(description: "unexpected argument '\(argument)' (see pricesvc --help)")
+                guard takesOperands else {
+                    throw ConfigurationError(description: "unexpected argument '\(argument)' (see pricesvc --help)")
+                }
+                positional.append(argument)
+                continue
             }
             var name = String(argument.dropFirst(2))
             var value: String?
@@ -120,7 +127,7 @@ struct Configuration {
     }
 
     /// Flags that belong to one command rather than to the service's settings.
-    static let commandFlags: Set<String> = ["older-than"]
+    static let commandFlags: Set<String> = ["older-than", "source"]
 
     func string(_ key: String) -> String { values[key] ?? "" }
 

@@ -47,6 +47,7 @@ struct RouterTests {
                       "PUT /rest/v1/price_reports", "DELETE /rest/v1/price_reports",
                       "POST /rest/v1/rpc/price_median", "GET /rest/v1/rpc/price_median",
                       "POST /rest/v1/rpc/price_medians", "GET /rest/v1/rpc/price_medians",
+                      "POST /rest/v1/rpc/price_quotes", "GET /rest/v1/rpc/price_quotes",
                       "POST /auth/v1/signup", "POST /auth/v1/token", "POST /auth/v1/logout", "GET /auth/v1/user",
                       "GET /auth/v1/challenge"]
         #expect(listed == Set(served))

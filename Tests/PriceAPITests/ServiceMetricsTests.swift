@@ -29,7 +29,7 @@ struct ServiceMetricsTests {
     @Test("every route label has a row in the server's table")
     func everyRouteLabelIsKnown() {
         for route in [Route.health, .ready, .metrics, .openAPI, .submitReports, .reportsDenied, .rpc("x"),
-                      .rpc("price_medians"), .unknownTable("t"), .signUp, .signUpChallenge, .token, .logout, .user,
+                      .rpc("price_medians"), .rpc("price_quotes"), .unknownTable("t"), .signUp, .signUpChallenge, .token, .logout, .user,
                       .notFound, .methodNotAllowed] {
             #expect(Route.allLabels.contains(route.label), "\(route)")
         }

@@ -45,6 +45,16 @@ struct ConfigurationTests {
             == "cannot read PRICESVC_JWT_SECRET_FILE '/no/such/file'")
     }
 
+    @Test("operands only for a command that takes them (import-rates FILE...); elsewhere a stray argument is an error")
+    func operands() throws {
+        let importing = try Configuration(arguments: ["--source", "city", "a.json", "--pool-size=2", "b.json"],
+                                          environment: [:], takesOperands: true)
+        #expect(importing.positional == ["a.json", "b.json"])
+        #expect(importing.string("source") == "city" && importing.string("pool-size") == "2")
+        #expect(message { _ = try Configuration(arguments: ["a.json"], environment: [:]) }
+            == "unexpected argument 'a.json' (see pricesvc --help)")
+    }
+
     func message(_ body: () throws -> Void) -> String {
         do { try body() } catch { return (error as? ConfigurationError)?.description ?? "\(error)" }
         return "(no error)"

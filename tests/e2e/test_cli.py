@@ -19,7 +19,7 @@ def _stderr_lines(result) -> list[str]:
 def test_help_lists_the_commands_and_every_setting(env):
     result = env.run("--help", timeout=10)
     assert result.returncode == 0, result.stderr
-    for word in ("serve", "migrate", "keys", "prune", "--older-than", "PRICESVC_DATABASE_URL",
+    for word in ("serve", "migrate", "keys", "prune", "--older-than", "import-rates", "--source", "PRICESVC_DATABASE_URL",
                  "PRICESVC_JWT_SECRET", "PRICESVC_LISTEN", "PRICESVC_RATE_LIMIT_PER_MINUTE",
                  "PRICESVC_SIGNUPS_PER_HOUR", "PRICESVC_REFRESH_REUSE_SECONDS", "PRICESVC_ACCESS_TOKEN_TTL"):
         assert word in result.stdout, word
@@ -156,7 +156,7 @@ def test_version_prints_one_line_with_the_version_and_exits_0(env):
 
 
 def test_every_command_answers_help_with_its_usage_and_its_settings(env):
-    for command in ("serve", "migrate", "keys", "prune", "openapi"):
+    for command in ("serve", "migrate", "keys", "prune", "import-rates", "openapi"):
         result = env.run(command, "--help", timeout=10)
         assert result.returncode == 0, (command, result.stderr)
         assert result.stdout.startswith(f"usage: pricesvc {command}"), result.stdout
@@ -167,6 +167,8 @@ def test_every_command_answers_help_with_its_usage_and_its_settings(env):
     assert "PRICESVC_JWT_SECRET_FILE" in keys and "PRICESVC_LISTEN" not in keys
     prune = env.run("prune", "--help", timeout=10).stdout
     assert "--older-than" in prune and "PRICESVC_MIGRATION_DATABASE_URL" in prune
+    import_rates = env.run("import-rates", "--help", timeout=10).stdout
+    assert "--source NAME FILE..." in import_rates and "PRICESVC_MIGRATION_DATABASE_URL" in import_rates
 
 
 def test_help_for_an_unknown_command_exits_2(env):

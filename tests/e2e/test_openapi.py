@@ -14,6 +14,7 @@ EXPECTED_SURFACE = {
     ("/rest/v1/price_reports", "put"), ("/rest/v1/price_reports", "delete"),
     ("/rest/v1/rpc/price_median", "post"), ("/rest/v1/rpc/price_median", "get"),
     ("/rest/v1/rpc/price_medians", "post"), ("/rest/v1/rpc/price_medians", "get"),
+    ("/rest/v1/rpc/price_quotes", "post"), ("/rest/v1/rpc/price_quotes", "get"),
     ("/auth/v1/signup", "post"), ("/auth/v1/token", "post"), ("/auth/v1/logout", "post"),
     ("/auth/v1/user", "get"), ("/auth/v1/challenge", "get"),
     ("/healthz", "get"), ("/readyz", "get"), ("/metrics", "get"),
@@ -55,6 +56,11 @@ def _example_request(api, session, path, method):
         if method == "post":
             return api.rpc("price_medians", {"location_ids": [loc]}, token)
         return api.get(path, params={"location_ids": "{%s}" % loc}, token=token)
+    if path == "/rest/v1/rpc/price_quotes":
+        args = {"location_ids": [loc], "duration": "PT2H"}
+        if method == "post":
+            return api.rpc("price_quotes", args, token)
+        return api.get(path, params={"location_ids": "{%s}" % loc, "duration": "PT2H"}, token=token)
     if path == "/auth/v1/signup":
         return api.sign_up()
     if path == "/auth/v1/token":

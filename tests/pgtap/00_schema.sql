@@ -1,7 +1,7 @@
 -- The shape other engineers code against: schemas, roles, tables, functions and their settings.
 begin;
 \ir _helpers.psql
-select plan(44);
+select plan(54);
 
 select has_schema(s) from unnest(array['auth', 'private', 'extensions', 'pricesvc_meta']) s;
 select is((select extnamespace::regnamespace::text from pg_extension where extname = 'pgcrypto'), 'extensions',
@@ -35,6 +35,13 @@ select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
                           'spent_signup_challenges']);
+-- Published rates (migration 0010): one table per CDS object, all owned by pricesvc_owner.
+select tables_are('cds', array['sources', 'zones', 'zone_policies', 'policies', 'rules', 'time_spans', 'rates', 'imports']);
+select is((select count(*)::int from pg_class c where c.relnamespace = 'cds'::regnamespace and c.relkind in ('r', 'S', 'i')
+             and c.relowner <> 'pricesvc_owner'::regrole), 0, 'pricesvc_owner owns everything in cds');
+select is((select count(*)::int from pg_proc p where p.pronamespace::regnamespace::text in ('public', 'private')
+             and (p.proname like 'cds\_%' or p.proname in ('published_cost', 'price_quotes', 'price_vs_published'))
+             and p.proowner <> 'pricesvc_owner'::regrole), 0, 'pricesvc_owner owns the published-rate functions');
 
 -- Settings live in one place.
 select results_eq(
@@ -76,15 +83,16 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
                 'auth.spend_signup_challenge(bytea,timestamp with time zone)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
-                'price_medians(text[],text)', 'pricesvc_meta.applied_migrations()',
-                'private.admit_price_report()'],
+                'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
+                'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',
+                'private.admit_price_report()', 'published_cost(text[],timestamp with time zone,interval)'],
           'the SECURITY DEFINER functions are exactly these');
 select is((select count(*)::int from pg_proc p
            where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')
              and not coalesce(p.proconfig @> array['search_path=""'], false)),
           0, 'every SECURITY DEFINER function sets search_path = ''''');
 select is((select count(*)::int from pg_proc p
-           where p.pronamespace::regnamespace::text in ('auth', 'private', 'pricesvc_meta', 'public')
+           where p.pronamespace::regnamespace::text in ('auth', 'private', 'pricesvc_meta', 'public', 'cds')
              and p.prokind = 'f' and has_function_privilege('public', p.oid, 'execute')),
           0, 'no function of ours is executable by PUBLIC');
 
@@ -99,6 +107,13 @@ select function_privs_are('auth', 'sign_up_anonymous', array['bytea', 'jsonb', '
 select function_privs_are('auth', 'sign_up_anonymous', array['bytea', 'jsonb', 'bytea', 'integer', 'integer'],
                           'authenticated', array[]::text[]);
 select function_privs_are('pricesvc_meta', 'applied_migrations', array[]::text[], 'authenticator', array['EXECUTE']);
+select function_privs_are('public', 'price_quotes', array['text[]', 'text', 'timestamptz', 'interval'], 'authenticated', array['EXECUTE']);
+select function_privs_are('public', 'price_quotes', array['text[]', 'text', 'timestamptz', 'interval'], 'price_analyst', array['EXECUTE']);
+select function_privs_are('public', 'price_quotes', array['text[]', 'text', 'timestamptz', 'interval'], 'anon', array[]::text[]);
+select function_privs_are('public', 'price_vs_published', array['timestamptz'], 'price_analyst', array['EXECUTE']);
+select function_privs_are('public', 'price_vs_published', array['timestamptz'], 'authenticated', array[]::text[]);
+select table_privs_are('cds', 'rates', 'price_analyst', array['SELECT'], 'analysts read published rates');
+select table_privs_are('cds', 'rates', 'authenticated', array[]::text[], 'reporters do not read the tables directly');
 
 select * from finish();
 rollback;

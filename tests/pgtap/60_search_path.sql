@@ -2,12 +2,21 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(18);
+select plan(23);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
 select tap.seed(r, 'hijack:quiet', 100) from unnest(array[tap.alice(), tap.bob()]) r \g /dev/null
 select tap.seed(tap.dave(), 'hijack:cap', 100) from generate_series(1, 10) \g /dev/null
+-- Published rates for hijack:garage: 100 an hour, always.
+select private.cds_replace_source('hijack', $${"time_zone": "Europe/Paris", "currency": "USD", "last_updated": 0,
+    "zones": [{"curb_zone_id": "00000000-0000-4000-8000-00000000000a", "location_id": "hijack:garage", "start_date": 0,
+               "published_date": 0, "last_updated_date": 0, "curb_policy_ids": ["00000000-0000-4000-8000-00000000000b"]}],
+    "policies": [{"curb_policy_id": "00000000-0000-4000-8000-00000000000b", "priority": 1, "published_date": 0}],
+    "rules": [{"curb_policy_id": "00000000-0000-4000-8000-00000000000b", "rule_index": 0, "activity": "parking"}],
+    "time_spans": [],
+    "rates": [{"curb_policy_id": "00000000-0000-4000-8000-00000000000b", "rule_index": 0, "rate_index": 0,
+               "rate": 100, "rate_unit": "hour"}]}$$) \g /dev/null
 
 -- The attacker's schema: same-named functions, tables and operators, each returning something that
 -- would help them if it were picked up.
@@ -44,15 +53,24 @@ create table evil.signing_keys (slot text, secret bytea);
 insert into evil.signing_keys values ('current', convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'));
 create table evil.users (like auth.users);
 create table evil.schema_migrations (name text, checksum text, applied_at timestamptz);
+create function evil.cds_max_stay() returns interval language sql return interval '100 years';
+create function evil.cds_unit_seconds(text) returns integer language sql return 1;
+create function evil.timezone(text, timestamptz) returns timestamp language sql return '2000-01-01'::timestamp;
+create table evil.rates (like cds.rates);
+create table evil.zones (like cds.zones);
+insert into evil.rates select * from cds.rates;
+update evil.rates set rate = 1000000;
 insert into evil.schema_migrations values ('evil.sql', 'x', now());
 create function evil.text_eq_always(text, text) returns boolean language sql return true;
 create operator evil.= (leftarg = text, rightarg = text, function = evil.text_eq_always);
 grant all on all tables in schema evil to public;
 -- Temp tables shadow relation names even with an empty search_path unless every name is qualified.
 create temp table price_reports (like public.price_reports);
+create temp table rates (like cds.rates);
+insert into rates select * from evil.rates;
 create temp table signing_keys (slot text, secret bytea);
 insert into signing_keys values ('current', convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'));
-grant all on price_reports, signing_keys to public;
+grant all on price_reports, signing_keys, rates to public;
 
 -- Runs a statement the way the attacker would: evil schema first, pg_catalog last. Rows come back as text.
 create function tap.evil(statement text) returns setof text language plpgsql
@@ -98,10 +116,21 @@ select throws_ok($$select tap.evil('select * from public.price_medians(array(sel
                  '22023', null, 'price_medians(): the 50-location limit is not raised');
 select throws_ok($$select tap.evil('select * from public.price_medians(array[''hijack:garage''], ''weekly'')')$$,
                  '22023', 'unknown rate_kind ''weekly''', 'price_medians(): the real rate-kind domain and list');
+-- Published rates: real tables, real rates, real clock arithmetic, real limits.
+select results_eq($$select * from tap.evil('select median_cents, published_cents from public.price_quotes(array[''hijack:garage''], ''hourly'', ''2026-03-03 10:00+00'', ''PT2H'')')$$,
+                  array['(200,200)'], 'price_quotes(): unchanged');
+select throws_ok($$select tap.evil('select * from public.price_quotes(array[''hijack:garage''], ''weekly'')')$$,
+                 '22023', 'unknown rate_kind ''weekly''', 'price_quotes(): the real rate-kind domain and list');
+select results_eq($$select * from tap.evil('select cost_cents from public.published_cost(array[''hijack:garage''], ''2026-03-03 10:00+00'', ''90 minutes'')')$$,
+                  array['(150)'], 'published_cost(): unchanged');
+select throws_ok($$select tap.evil('select * from public.published_cost(array[''hijack:garage''], now(), ''400 days'')')$$,
+                 '22023', null, 'published_cost(): the longest stay is not raised');
 reset role;
 set local role price_analyst;
 select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,
                   array['(hijack:garage)'], 'price_median_overview(): unchanged');
+select results_eq($$select * from tap.evil('select median_cents, published_cents, difference_cents from public.price_vs_published(''2026-03-03 10:00+00'') where location_id like ''hijack:garage''')$$,
+                  array['(200,100,100)'], 'price_vs_published(): unchanged');
 reset role;
 
 -- Auth functions, as authenticator, which is who calls them.

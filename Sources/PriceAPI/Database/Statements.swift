@@ -60,6 +60,15 @@ public enum Statements {
                                   rate_kind => $2) m
         """)
 
+    /// `price_quotes` with every argument. A request that leaves some out uses `quotes(passing:)`.
+    static let quotes = PreparedStatement(name: "pricesvc_quotes", sql: """
+        select coalesce(pg_catalog.json_agg(q), '[]')::text
+        from public.price_quotes(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)),
+                                 rate_kind => $2,
+                                 starts_at => $3::timestamptz,
+                                 duration => $4::interval) q
+        """)
+
     static let signUp = PreparedStatement(name: "pricesvc_sign_up", sql: """
         select s.user_id::text, s.session_id::text, pg_catalog.to_json(s.created_at)::text,
                pg_catalog.to_json(s.updated_at)::text
@@ -93,10 +102,45 @@ public enum Statements {
         select name, checksum from pricesvc_meta.applied_migrations()
         """)
 
+    /// The optional arguments of `public.price_quotes`, in its signature's order, with their casts.
+    enum QuoteArgument: Int, CaseIterable, Hashable, Sendable {
+        case rateKind, startsAt, duration
+
+        /// The named argument, bound to parameter `$number`.
+        func sql(parameter number: Int) -> String {
+            switch self {
+            case .rateKind: "rate_kind => $\(number)"
+            case .startsAt: "starts_at => $\(number)::timestamptz"
+            case .duration: "duration => $\(number)::interval"
+            }
+        }
+    }
+
+    /// `quotes` without the arguments a request leaves out (one statement per combination, all prepared
+    /// on every connection). With all of them it is exactly `quotes`, which the bench's pgbench runs.
+    static func quotes(passing arguments: Set<QuoteArgument>) -> PreparedStatement {
+        let ordered = QuoteArgument.allCases.filter(arguments.contains)
+        let mask = ordered.reduce(0) { $0 | (1 << $1.rawValue) }
+        if mask == (1 << QuoteArgument.allCases.count) - 1 { return quotes }
+        var list = ["location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb))"]
+        for (index, argument) in ordered.enumerated() {
+            list.append(argument.sql(parameter: index + 2))
+        }
+        return PreparedStatement(name: "pricesvc_quotes_\(mask)", sql: """
+            select coalesce(pg_catalog.json_agg(q), '[]')::text
+            from public.price_quotes(\(list.joined(separator: ",\n                         "))) q
+            """)
+    }
+
+    static let allQuotes: [PreparedStatement] = (0..<(1 << QuoteArgument.allCases.count)).map { mask in
+        quotes(passing: Set(QuoteArgument.allCases.filter { mask & (1 << $0.rawValue) != 0 }))
+    }
+
     public static let all: [PreparedStatement] = [
         identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medians, mediansOfKind,
         signUp, refresh, signOut, user, appliedMigrations,
-        // Last: on a database without migration 0006 it fails to prepare, and only it is then retried on use.
+        // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then
+        // retried on use.
         spendSignUpChallenge,
-    ]
+    ] + allQuotes
 }

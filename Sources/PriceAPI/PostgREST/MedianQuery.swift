@@ -14,25 +14,13 @@ struct MedianQuery: Sendable, Equatable {
 
     static func parse(function name: String, method: String, body: [UInt8], contentType: String?,
                              query: [(name: String, value: String)]) -> Result<MedianQuery, APIError> {
-        guard let function = RPCFunction(rawValue: name) else {
+        guard let function = RPCFunction(rawValue: name), function != .priceQuotes else {
             return .failure(noSuchFunction(name, arguments: []))
         }
-        var arguments: [(String, Argument)] = []
-        if method == "GET" {
-            for (key, value) in query { arguments.append((key, .text(value))) }
-        } else if !body.isEmpty {
-            guard ReportSubmission.isJSONContentType(contentType) else {
-                return .failure(.badRequest("PGRST107", "Content-Type must be application/json"))
-            }
-            let document: JSONValue
-            switch JSONBody.parse(body) {
-            case .success(let value): document = value
-            case .failure(let error): return .failure(error)
-            }
-            guard let members = document.objectValue else {
-                return .failure(.badRequest("PGRST102", "Function arguments must be a JSON object"))
-            }
-            for member in members { arguments.append((member.key, .json(member.value))) }
+        let arguments: [(String, Argument)]
+        switch namedArguments(method: method, body: body, contentType: contentType, query: query) {
+        case .success(let read): arguments = read
+        case .failure(let error): return .failure(error)
         }
 
         let names = arguments.map(\.0)
@@ -65,11 +53,36 @@ struct MedianQuery: Sendable, Equatable {
         return .success(query)
     }
 
+    /// A function call's named arguments as PostgREST reads them: the query string of a GET, else the
+    /// members of a JSON object body (none for an empty body). Names are checked by the caller.
+    static func namedArguments(method: String, body: [UInt8], contentType: String?,
+                               query: [(name: String, value: String)]) -> Result<[(String, Argument)], APIError> {
+        var arguments: [(String, Argument)] = []
+        if method == "GET" {
+            for (key, value) in query { arguments.append((key, .text(value))) }
+        } else if !body.isEmpty {
+            guard ReportSubmission.isJSONContentType(contentType) else {
+                return .failure(.badRequest("PGRST107", "Content-Type must be application/json"))
+            }
+            let document: JSONValue
+            switch JSONBody.parse(body) {
+            case .success(let value): document = value
+            case .failure(let error): return .failure(error)
+            }
+            guard let members = document.objectValue else {
+                return .failure(.badRequest("PGRST102", "Function arguments must be a JSON object"))
+            }
+            for member in members { arguments.append((member.key, .json(member.value))) }
+        }
+        return .success(arguments)
+    }
+
     static func noSuchFunction(_ name: String, arguments: [String]) -> APIError {
         let list = arguments.map { JSONBody.printable($0) }.sorted().joined(separator: ", ")
         return APIError(status: 404, code: "PGRST202",
                         message: "Could not find the function public.\(JSONBody.printable(name))(\(list)) in the schema cache",
-                        hint: "Available: price_median(location_id, rate_kind), price_medians(location_ids, rate_kind)")
+                        hint: "Available: price_median(location_id, rate_kind), price_medians(location_ids, rate_kind), "
+                            + "price_quotes(location_ids, rate_kind, starts_at, duration)")
     }
 
     enum Argument {
@@ -126,13 +139,17 @@ struct MedianQuery: Sendable, Equatable {
     var locationsParameter: String {
         switch locations {
         case .one(let id): return id
-        case .many(let ids):
-            var writer = JSONWriter(capacity: 32 * ids.count)
-            writer.beginArray()
-            for id in ids { writer.string(id) }
-            writer.endArray()
-            return writer.text
+        case .many(let ids): return Self.jsonArray(ids)
         }
+    }
+
+    /// A list of ids as one JSON array parameter.
+    static func jsonArray(_ ids: [String]) -> String {
+        var writer = JSONWriter(capacity: 32 * ids.count)
+        writer.beginArray()
+        for id in ids { writer.string(id) }
+        writer.endArray()
+        return writer.text
     }
 }
 

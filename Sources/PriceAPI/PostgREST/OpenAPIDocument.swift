@@ -46,6 +46,22 @@ public enum OpenAPIDocument {
           "last_reported_at": {"type": "string", "format": "date-time"}
         }
       },
+      "Quote": {
+        "type": "object",
+        "description": "The community median beside the published (CDS) cost of the planned stay. Community columns are null below the threshold, published columns null without a city feed for the location.",
+        "properties": {
+          "location_id": {"type": "string"},
+          "rate_kind": {"type": "string"},
+          "currency": {"type": "string"},
+          "median_cents": {"type": "integer", "nullable": true},
+          "reporters": {"type": "integer", "nullable": true},
+          "published_cents": {"type": "integer", "nullable": true, "description": "null when published_allowed is false"},
+          "published_allowed": {"type": "boolean", "nullable": true},
+          "published_reason": {"type": "string", "nullable": true, "enum": ["no_parking", "max_stay", "no_data", null]},
+          "published_source": {"type": "string", "nullable": true},
+          "published_updated_at": {"type": "string", "format": "date-time", "nullable": true}
+        }
+      },
       "Error": {
         "type": "object",
         "properties": {
@@ -144,6 +160,25 @@ public enum OpenAPIDocument {
         "parameters": [{"name": "location_ids", "in": "query", "required": true, "schema": {"type": "string", "example": "{sfmta:garage-1,sfmta:garage-2}"}},
                        {"name": "rate_kind", "in": "query", "schema": {"type": "string"}}],
         "responses": {"200": {"description": "Zero or more rows"}, "401": {"description": "Not signed in"}}
+      }
+    },
+    "/rest/v1/rpc/price_quotes": {
+      "post": {
+        "summary": "For up to 50 locations: the community median and what the city's published rates charge for a stay (from starts_at, for duration); locations with neither are absent",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["location_ids"], "additionalProperties": false,
+          "properties": {"location_ids": {"type": "array", "maxItems": 50, "items": {"type": "string"}}, "rate_kind": {"type": "string", "default": "hourly"},
+                         "starts_at": {"type": "string", "format": "date-time", "description": "default: now"},
+                         "duration": {"type": "string", "example": "PT2H", "description": "ISO 8601 duration, more than 0 and at most 366 days; default PT1H"}}}}}},
+        "responses": {"200": {"description": "Zero or more rows", "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Quote"}}}}},
+                      "400": {"description": "More than 50 ids or invalid argument"}, "401": {"description": "Not signed in"}, "404": {"description": "Unknown argument names"}}
+      },
+      "get": {
+        "summary": "Same as POST; location_ids as an array literal {a,b}",
+        "parameters": [{"name": "location_ids", "in": "query", "required": true, "schema": {"type": "string", "example": "{sfmta:401,sfmta:402}"}},
+                       {"name": "rate_kind", "in": "query", "schema": {"type": "string"}},
+                       {"name": "starts_at", "in": "query", "schema": {"type": "string", "format": "date-time"}},
+                       {"name": "duration", "in": "query", "schema": {"type": "string", "example": "PT2H"}}],
+        "responses": {"200": {"description": "Zero or more rows"}, "400": {"description": "Invalid argument"}, "401": {"description": "Not signed in"}}
       }
     },
     "/auth/v1/signup": {

@@ -73,8 +73,14 @@ extension PriceService {
         }
         var parameters: [String?] = [query.locationsParameter]
         if let kind = query.rateKind { parameters.append(kind) }
+        return .database(functionRowsPlan(.prepared(statement, parameters), caller: caller))
+    }
+
+    /// Identity + one function call whose statement aggregates the rows into a JSON array; the answer
+    /// is that array, as PostgREST returns a set-returning function's rows (price_median(s), price_quotes).
+    func functionRowsPlan(_ call: Query, caller: Caller) -> DatabasePlan {
         let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
-        return .database(DatabasePlan([caller.identityQuery, .prepared(statement, parameters)], readOnly: true) { outcome in
+        return DatabasePlan([caller.identityQuery, call], readOnly: true) { outcome in
             switch outcome {
             case .success(let results):
                 let json = results.last?.rows.first?.first ?? nil
@@ -82,6 +88,6 @@ extension PriceService {
             case .failure(let error):
                 return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
             }
-        })
+        }
     }
 }

@@ -41,7 +41,7 @@ enum Route: Sendable, Equatable {
     /// Every label `label` can return, in the order /metrics lists them.
     static let allLabels: [String] = {
         let routes: [Route] = [.health, .ready, .metrics, .openAPI, .submitReports, .rpc("price_median"),
-                               .rpc("price_medians"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
+                               .rpc("price_medians"), .rpc("price_quotes"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
                                .user, .notFound]
         return routes.map(\.label)
     }()
@@ -58,6 +58,7 @@ enum Route: Sendable, Equatable {
 enum RPCFunction: String, Sendable, CaseIterable {
     case priceMedian = "price_median"
     case priceMedians = "price_medians"
+    case priceQuotes = "price_quotes"
 }
 
 enum Router {

@@ -107,6 +107,8 @@ public final class PriceService: Sendable {
             return .answer(APIError(status: caller.role == .anon ? 401 : 403, code: "42501",
                                     message: "permission denied for table price_reports",
                                     hint: "Reports can only be inserted; read medians through /rest/v1/rpc/price_medians").response)
+        case .rpc(QuoteQuery.functionName):
+            return callQuotes(request, caller: caller)
         case .rpc(let name):
             return callMedian(name, request, caller: caller)
         case .unknownTable(let name):

@@ -1,0 +1,201 @@
+"""Published rates: `pricesvc import-rates` loads a city's CDS Curbs feed; `price_quotes` puts what a stay
+costs under it beside what other drivers say they paid. The cost semantics themselves (tiers, DST, ...)
+are tested in tests/pgtap/80_published_rates.sql; here: the command, its errors, and the HTTP surface."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers import assert_postgrest_error, report
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cds"
+sys.path.insert(0, str(FIXTURES))
+
+import make_fixtures  # noqa: E402
+
+# Monday 2 March 2026, 17:30 in New York: 30 metered minutes (2 x 15 x 5 cents), then free.
+EVENING = "2026-03-02T17:30:00-05:00"
+CDS_TABLES = ["sources", "zones", "zone_policies", "policies", "rules", "time_spans", "rates", "imports"]
+
+
+def new_source() -> str:
+    return "e2e" + uuid.uuid4().hex[:10]
+
+
+def import_rates(env, source: str, *files, timeout: float = 300):
+    return env.run("import-rates", "--migration-database-url", env.owner_url, "--source", source,
+                   *[str(f) for f in files], timeout=timeout)
+
+
+def snapshot(db) -> str:
+    """Every row of every published-rate table, as one digest."""
+    parts = [f"(select coalesce(md5(string_agg(t::text, '|' order by t::text)), '-') from cds.{table} t)"
+             for table in CDS_TABLES]
+    return db.scalar("select " + " || ':' || ".join(parts))
+
+
+@pytest.fixture
+def city(migrated) -> str:
+    """The Example City fixture, imported under a fresh source name."""
+    source = new_source()
+    result = import_rates(migrated, source, FIXTURES / "example-city.json")
+    assert result.returncode == 0, result.stderr
+    return source
+
+
+def test_a_feed_split_across_files_imports_and_the_same_data_in_one_file_changes_nothing(migrated, db):
+    source = new_source()
+    split = import_rates(migrated, source, FIXTURES / "example-city-zones.json", FIXTURES / "example-city-policies.json")
+    assert split.returncode == 0, split.stderr
+    assert f"source {source}: imported: 3 zones, 6 policies" in split.stdout, split.stdout
+    assert db.scalar(f"select string_agg(location_id, ',' order by location_id) from cds.zones where source = '{source}'") == \
+        f"{source}:22222222-2222-4222-8222-222222222222,{source}:401,{source}:L7"
+    log = db.psql(f"select author, license_url, last_updated, zones, policies, rules, time_spans, rates, length(checksum) "
+                  f"from cds.imports where source = '{source}'")
+    assert log == "City of Example|https://example.org/open-data-licence|2026-01-01 00:00:00+00|3|6|6|2|3|64", log
+
+    before = snapshot(db)
+    for files in ([FIXTURES / "example-city.json"], [FIXTURES / "example-city-policies.json", FIXTURES / "example-city-zones.json"]):
+        again = import_rates(migrated, source, *files)
+        assert again.returncode == 0, again.stderr
+        assert f"source {source}: unchanged" in again.stdout, again.stdout
+        assert snapshot(db) == before, "an identical import must change nothing, not even the log"
+
+
+def test_a_changed_feed_replaces_the_source_and_is_logged(migrated, db, city, tmp_path):
+    smaller = make_fixtures.good()
+    smaller["data"]["zones"] = smaller["data"]["zones"][:1]
+    smaller["last_updated"] += 86_400_000
+    path = tmp_path / "smaller.json"
+    path.write_text(json.dumps(smaller))
+    result = import_rates(migrated, city, path)
+    assert result.returncode == 0, result.stderr
+    assert db.scalar(f"select count(*) from cds.zones where source = '{city}'") == "1"
+    assert db.scalar(f"select count(*) from cds.imports where source = '{city}'") == "2"
+    assert db.scalar(f"select last_updated from cds.sources where source = '{city}'") == "2026-01-02 00:00:00+00"
+
+
+# Each bad file, and what the one line on stderr must say (file, JSON path, the mistake).
+BAD_INPUTS = [
+    ("bad-malformed.json", "bad-malformed.json: malformed JSON at line "),
+    ("bad-missing-field.json", "bad-missing-field.json: data.policies[1].priority: missing required field"),
+    ("bad-unknown-unit.json", 'bad-unknown-unit.json: data.policies[3].rules[0].rate[1].rate_unit: unknown unit "fortnight"'),
+    ("bad-unknown-activity.json", 'bad-unknown-activity.json: data.policies[2].rules[0].activity: unknown activity "double parking"'),
+    ("bad-time-zone.json", 'bad-time-zone.json: time_zone: unknown IANA time zone "America/Gotham"'),
+    ("bad-undefined-policy.json", 'bad-undefined-policy.json: data.zones[2].curb_policy_ids[2]: policy '
+                                  '"dead0000-0000-4000-8000-00000000beef" is defined in no file of this import'),
+    ("bad-overlapping-tiers.json", "bad-overlapping-tiers.json: data.policies[3].rules[0].rate[1]: overlaps "
+                                   "data.policies[3].rules[0].rate[0]"),
+]
+
+
+@pytest.mark.parametrize("name,expected", BAD_INPUTS, ids=[name for name, _ in BAD_INPUTS])
+def test_a_bad_file_fails_with_one_line_naming_file_and_path_and_leaves_the_database_as_it_was(migrated, db, city,
+                                                                                                name, expected):
+    before = snapshot(db)
+    result = import_rates(migrated, city, FIXTURES / name)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert expected in lines[0], lines[0]
+    assert snapshot(db) == before
+
+
+def test_files_that_disagree_on_the_time_zone_are_refused(migrated, db, city, tmp_path):
+    paris = make_fixtures.feed(policies=make_fixtures.POLICIES)
+    paris["time_zone"] = "Europe/Paris"
+    path = tmp_path / "paris-policies.json"
+    path.write_text(json.dumps(paris))
+    before = snapshot(db)
+    result = import_rates(migrated, city, FIXTURES / "example-city-zones.json", path)
+    assert result.returncode != 0
+    assert 'paris-policies.json: time_zone: "Europe/Paris" differs from "America/New_York"' in result.stderr
+    assert snapshot(db) == before
+
+
+def test_import_rates_needs_a_source_and_files(migrated):
+    assert import_rates(migrated, "", FIXTURES / "example-city.json").returncode == 2
+    assert import_rates(migrated, "bad:name", FIXTURES / "example-city.json").returncode == 2
+    assert import_rates(migrated, new_source()).returncode == 2
+
+
+@pytest.mark.timeout(600)
+def test_a_feed_of_20000_zones_imports_in_one_run(migrated, db, tmp_path):
+    path = tmp_path / "large.json"
+    path.write_text(json.dumps(make_fixtures.large_feed(20_000)))
+    source = new_source()
+    started = time.monotonic()
+    result = import_rates(migrated, source, path, timeout=540)
+    seconds = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert "imported: 20000 zones" in result.stdout, result.stdout
+    assert db.scalar(f"select count(*) from cds.zones where source = '{source}'") == "20000"
+    print(f"\n20 000 zones ({path.stat().st_size / 1e6:.1f} MB) imported in {seconds:.2f} s: {result.stdout.strip()}")
+
+
+def _aged_reporters(api, db, count=3) -> list[str]:
+    sessions = [api.new_session() for _ in range(count)]
+    db.age_users([s["user"]["id"] for s in sessions])  # only identities a day old count toward medians
+    return [s["access_token"] for s in sessions]
+
+
+def test_price_quotes_puts_the_published_cost_of_a_stay_beside_the_community_median(api, db, city):
+    main_st, bay, garage = f"{city}:401", f"{city}:L7", f"{city}:22222222-2222-4222-8222-222222222222"
+    tokens = _aged_reporters(api, db)
+    for token, cents in zip(tokens, (300, 350, 400)):
+        assert api.submit(report(main_st, cents), token).status_code == 201
+
+    args = {"location_ids": [main_st, bay, garage, f"{city}:nowhere"], "starts_at": EVENING, "duration": "PT2H"}
+    response = api.rpc("price_quotes", args, tokens[0])
+    assert response.status_code == 200, response.text
+    rows = {row["location_id"]: row for row in response.json()}
+    assert set(rows) == {main_st, bay, garage}, "a location with neither kind of data is absent"
+    assert rows[main_st] == {"location_id": main_st, "rate_kind": "hourly", "currency": "USD", "median_cents": 350,
+                             "reporters": 3, "published_cents": 150, "published_allowed": True, "published_reason": None,
+                             "published_source": city, "published_updated_at": "2026-01-01T00:00:00+00:00"}
+    assert rows[bay]["published_allowed"] is False and rows[bay]["published_reason"] == "no_parking"
+    assert rows[bay]["published_cents"] is None and rows[bay]["median_cents"] is None
+    # 200 for the first hour and 400 for the second, capped at 1500 only beyond.
+    assert rows[garage]["published_cents"] == 600
+
+    # Defaults: hourly, now, one hour. GET takes PostgREST's array literal.
+    default = api.rpc("price_quotes", {"location_ids": [garage]}, tokens[0])
+    assert default.status_code == 200 and default.json()[0]["published_cents"] == 200
+    by_get = api.get("/rest/v1/rpc/price_quotes", token=tokens[0],
+                     params={"location_ids": "{%s}" % main_st, "starts_at": EVENING, "duration": "PT2H"})
+    assert by_get.status_code == 200 and by_get.json() == [rows[main_st]]
+    # Past the 2-hour limit of the metered rule: 09:00 for 3 hours.
+    over = api.rpc("price_quotes", {"location_ids": [main_st], "starts_at": "2026-03-02T09:00:00-05:00",
+                                    "duration": "PT3H"}, tokens[0]).json()[0]
+    assert (over["published_allowed"], over["published_reason"], over["published_cents"]) == (False, "max_stay", None)
+
+
+def test_price_quotes_refuses_bad_arguments_like_price_medians(api, token, city):
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": [f"x{i}" for i in range(51)]}, token), 400, "22023")
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "duration": "P400D"}, token), 400, "22023")
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "duration": "a while"}, token), 400)
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "starts_at": "soon"}, token), 400)
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "rate_kind": "weekly"}, token), 400, "22023")
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "until": "PT1H"}, token), 404, "PGRST202")
+    assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"]}, None), 401)
+
+
+def test_analysts_read_the_published_tables_and_the_comparison_but_still_no_reports(api, db, city):
+    main_st = f"{city}:401"
+    tokens = _aged_reporters(api, db)
+    for token in tokens:
+        assert api.submit(report(main_st, 500), token).status_code == 201
+    as_analyst = "set role price_analyst; "
+    assert db.scalar(as_analyst + f"select count(*) from cds.zones where source = '{city}'") == "3"
+    # 2026-03-02 10:00 New York: one metered hour is 60 x 5 = 300; drivers report 500.
+    row = db.scalar(as_analyst + "select median_cents || ',' || published_cents || ',' || difference_cents || ',' || "
+                    f"difference_percent from public.price_vs_published('2026-03-02 10:00-05') where location_id = '{main_st}'")
+    assert row == "500,300,200,66.7", row
+    with pytest.raises(AssertionError, match="permission denied"):
+        db.psql(as_analyst + "select count(*) from public.price_reports")
