@@ -79,7 +79,7 @@ def test_every_listed_path_and_method_is_answered_with_something_other_than_404_
     ("POST", "/auth/v1/otp"), ("GET", "/rest/v1/price_reports/1"), ("GET", "/storage/v1/object"),
     ("POST", "/healthz"), ("DELETE", "/metrics"), ("PUT", "/rest/v1/rpc/price_median"),
     ("GET", "/auth/v1/signup"), ("GET", "/auth/v1/token"), ("DELETE", "/auth/v1/user"),
-    ("POST", "/rest/v1/"), ("OPTIONS", "/rest/v1/price_reports"), ("PATCH", "/auth/v1/logout"),
+    ("POST", "/rest/v1/"), ("TRACE", "/rest/v1/price_reports"), ("PATCH", "/auth/v1/logout"),
 ])
 def test_paths_and_methods_that_are_not_listed_get_404_or_405(api, token, method, path):
     response = api.request(method, path, token=token)

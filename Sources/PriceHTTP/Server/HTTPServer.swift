@@ -261,6 +261,9 @@ extension HTTPServer {
         _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
         _ = MHD_get_connection_values(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
         state.request.clientIP = clientAddress.resolve(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
+        if let incoming = state.request.headers["x-request-id"], RequestID.isWellFormed(incoming) {
+            state.request.requestID = incoming
+        }
         let declared = state.request.headers["content-length"].flatMap { Int($0) }
         state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared))
         return state
@@ -273,8 +276,9 @@ extension HTTPServer {
         metrics.record(route: state.label, status: response.status, seconds: seconds)
         log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
                         route: state.label, status: response.status, seconds: seconds))
-        let body = request.method == "HEAD" ? [] : response.body
-        let mhdResponse: OpaquePointer? = body.withUnsafeBytes { bytes in
+        // For HEAD libmicrohttpd sends the headers of this response, Content-Length included, and
+        // no body: the length is the one the GET would have.
+        let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             CMHD_RESPMEM_MUST_COPY)
         }
