@@ -55,30 +55,42 @@ extension PriceService {
         return writer.text
     }
 
-    /// `POST|GET /rest/v1/rpc/price_median(s)`: identity + function call in one pipeline; the
-    /// function returns its rows already as a JSON array.
+    /// `POST|GET|HEAD /rest/v1/rpc/price_median(s)`: identity + function call in one pipeline.
+    /// The read options (filters, select, order, paging, media type, count) are parsed and checked
+    /// here, before any hand-off, and applied to the function's rows on the worker.
     func callMedian(_ name: String, _ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
+        guard let function = RPCFunction(rawValue: name) else {
+            return .answer(MedianQuery.noSuchFunction(name, arguments: []).response)
+        }
+        let isRead = request.method == "GET" || request.method == "HEAD"
+        let options: ReadOptions
+        let queryArguments: [(String, String)]
+        switch ReadOptions.parse(query: request.query, headers: request, columns: MedianQuery.columns,
+                                 relation: name, isRead: isRead) {
+        case .success(let parsed): (options, queryArguments) = parsed
+        case .failure(let error): return .answer(error.response)
+        }
         let query: MedianQuery
-        switch MedianQuery.parse(function: name, method: request.method, body: request.body,
-                                 contentType: request.header("content-type"), query: request.query) {
+        switch MedianQuery.parse(function: function, isRead: isRead, queryArguments: queryArguments,
+                                 body: request.body, contentType: request.header("content-type")) {
         case .success(let parsed): query = parsed
         case .failure(let error): return .answer(error.response)
         }
-        let statement: PreparedStatement
-        switch (query.locations, query.rateKind) {
-        case (.one, nil): statement = Statements.median
-        case (.one, .some): statement = Statements.medianOfKind
-        case (.many, nil): statement = Statements.medians
-        case (.many, .some): statement = Statements.mediansOfKind
-        }
         var parameters: [String?] = [query.locationsParameter]
-        if let kind = query.rateKind { parameters.append(kind) }
+        let statement: PreparedStatement
+        switch (query.locations, query.rateKinds) {
+        case (.one, .functionDefault): statement = Statements.median
+        case (.many, .functionDefault): statement = Statements.medians
+        case (.one, .one(let kind)): statement = Statements.medianOfKind; parameters.append(kind)
+        case (.many, .one(let kind)): statement = Statements.mediansOfKind; parameters.append(kind)
+        case (.one, .all): statement = Statements.medianOfAllKinds; parameters.append(RateKind.arrayLiteral)
+        case (.many, .all): statement = Statements.mediansOfAllKinds; parameters.append(RateKind.arrayLiteral)
+        }
         let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
         return .database(DatabasePlan([caller.identityQuery, .prepared(statement, parameters)]) { outcome in
             switch outcome {
             case .success(let results):
-                let json = results.last?.rows.first?.first ?? nil
-                return .json(200, json ?? "[]", headers: [("Content-Range", "*/*")])
+                return options.render(ResultSet(columns: MedianQuery.columns, rows: results.last?.rows ?? []))
             case .failure(let error):
                 return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
             }
