@@ -183,3 +183,12 @@ struct ReadOptionsTests {
         #expect(response.status == 500)
     }
 }
+
+@Suite("Operator syntax is read by Unicode scalar")
+struct OperatorScalarTests {
+    @Test("a combining mark after ( or . does not hide it")
+    func combiningMarks() {
+        #expect(ReadOptions.parseOperator("in.(\u{11A34}s,n)") == .list(["\u{11A34}s", "n"], negated: false))
+        #expect(ReadOptions.parseOperator("eq.\u{0301}x") == .compare(.eq, "\u{0301}x", negated: false))
+    }
+}

@@ -81,10 +81,11 @@ struct ReadOptions: Sendable {
         APIError(status: 400, code: "PGRST127", message: "Feature not implemented", details: details)
     }
 
+    /// An integer up to 2^31-1, so no page arithmetic can overflow; a negative limit is PostgREST's 416.
     private static func integer(_ text: String, name: String) throws(APIError) -> Int {
-        guard let number = Int(text.trimmingSpaces) else {
+        guard let number = Int(text.trimmingSpaces), number <= Int(Int32.max), number >= -Int(Int32.max) else {
             throw APIError(status: 400, code: "PGRST100", message: "failed to parse \(name) parameter (\(JSONBody.printable(text)))",
-                           details: "\(name) must be an integer")
+                           details: "\(name) must be an integer up to 2147483647")
         }
         return number
     }
@@ -200,18 +201,20 @@ struct ReadOptions: Sendable {
     /// with op one of PostgREST's operators. `nil` when the value is not one (then it is a
     /// function argument in the GET form, and a parse error otherwise).
     static func parseOperator(_ value: String) -> ParsedOperator? {
-        var rest = Substring(value)
-        let negated = rest.hasPrefix("not.")
+        // Unicode scalars, not Characters: a combining mark after `.` or `(` must not hide them.
+        var rest = Substring(value).unicodeScalars
+        let negated = rest.starts(with: "not.".unicodeScalars)
         if negated { rest = rest.dropFirst(4) }
-        let token = String(rest.prefix { $0 != "." && $0 != "(" })
-        var afterToken = rest.dropFirst(token.count)
+        let tokenEnd = rest.firstIndex { $0 == "." || $0 == "(" } ?? rest.endIndex
+        let token = String(String.UnicodeScalarView(rest[..<tokenEnd]))
+        var afterToken = rest[tokenEnd...]
         var quantifier: String?
-        if afterToken.hasPrefix("("), let close = afterToken.firstIndex(of: ")") {
-            quantifier = String(afterToken[afterToken.index(after: afterToken.startIndex)..<close])
+        if afterToken.first == "(", let close = afterToken.firstIndex(of: ")") {
+            quantifier = String(String.UnicodeScalarView(afterToken[afterToken.index(after: afterToken.startIndex)..<close]))
             afterToken = afterToken[afterToken.index(after: close)...]
         }
-        guard afterToken.hasPrefix(".") else { return negated ? .malformed : nil }
-        let operand = String(afterToken.dropFirst())
+        guard afterToken.first == "." else { return negated ? .malformed : nil }
+        let operand = String(String.UnicodeScalarView(afterToken.dropFirst()))
         let comparisons: [String: RowFilter.Comparison] = ["eq": .eq, "neq": .neq, "gt": .gt, "gte": .gte, "lt": .lt, "lte": .lte]
         switch token {
         case "in" where quantifier == nil:
@@ -244,9 +247,11 @@ struct ReadOptions: Sendable {
 
     /// `(a,b,"c,d")`: PostgREST's list, quoted items with backslash escapes.
     static func listItems(_ text: String) -> [String]? {
-        let trimmed = Substring(text.trimmingSpaces)
-        guard trimmed.hasPrefix("("), trimmed.hasSuffix(")"), trimmed.count >= 2 else { return nil }
-        let inner = Array(trimmed.dropFirst().dropLast().unicodeScalars)
+        var scalars = Substring(text).unicodeScalars
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        guard scalars.count >= 2, scalars.first == "(", scalars.last == ")" else { return nil }
+        let inner = Array(scalars.dropFirst().dropLast())
         if inner.isEmpty { return [] }
         var items: [String] = []
         var index = 0
@@ -309,31 +314,11 @@ struct ReadOptions: Sendable {
         }
     }
 
-    // MARK: Prefer
-
-    /// `Prefer` on a function call: `count=exact` is implemented; `return=representation` (what
-    /// supabase-py's `.select()` adds), `handling=…` and `tx=commit` describe what happens anyway.
-    /// Every other preference is refused as PostgREST does under `handling=strict`, which pricesvc
-    /// always applies.
     static func preferCount(_ header: String?) throws(APIError) -> Bool {
-        guard let header else { return false }
-        var count = false
-        var invalid: [String] = []
-        for part in header.split(separator: ",") {
-            let preference = part.trimmingSpaces
-            switch preference {
-            case "": continue
-            case "count=exact": count = true
-            case "return=representation", "handling=strict", "handling=lenient", "tx=commit": continue
-            default: invalid.append(JSONBody.printable(preference))
-            }
+        switch PreferHeader.parse(header, accepting: PreferHeader.forFunctions) {
+        case .success(let preferences): return preferences.contains("count=exact")
+        case .failure(let error): throw error
         }
-        guard invalid.isEmpty else {
-            throw APIError(status: 400, code: "PGRST122", message: "Invalid preferences given with handling=strict",
-                           details: "Invalid preferences: \(invalid.joined(separator: ", "))",
-                           hint: "Functions accept Prefer: count=exact (also return=representation, handling, tx=commit); pricesvc always handles preferences strictly")
-        }
-        return count
     }
 }
 

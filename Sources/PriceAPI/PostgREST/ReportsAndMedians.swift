@@ -11,6 +11,7 @@ extension PriceService {
         case .success(let parsed): submission = parsed
         case .failure(let error): return .answer(error.response)
         }
+        if let error = submission.checkQuery(request.query) { return .answer(error.response) }
         let insert = submission.sendsCurrency ? Statements.insertReports : Statements.insertReportsDefaultCurrency
         var queries = [caller.identityQuery, .prepared(insert, [submission.parameterJSON])]
         if submission.returnRepresentation { queries.append(.prepared(Statements.receipts, [])) }
@@ -22,12 +23,19 @@ extension PriceService {
             case .failure(let error):
                 return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
             }
+            // PostgREST's Content-Range for a write: */<rows stored> under count=exact (a retry
+            // with a known client_report_id stores none), else */*.
+            let stored = results.count > 1 ? results[1].affectedRows : 0
+            let contentRange = ("Content-Range", submission.countExact ? "*/\(stored)" : "*/*")
+            let applied = [submission.returnRepresentation ? "return=representation" : nil,
+                           submission.countExact ? "count=exact" : nil].compactMap { $0 }
+            let preferenceApplied = applied.isEmpty ? [] : [("Preference-Applied", applied.joined(separator: ", "))]
             guard submission.returnRepresentation else {
-                return .empty(201, headers: [("Content-Range", "*/*")])
+                return .empty(201, headers: [contentRange] + preferenceApplied)
             }
             let receiptsText = results.last?.rows.first?.first ?? nil
             return .json(201, Self.representation(submission, receipts: receiptsText),
-                         headers: [("Content-Range", "*/*"), ("Preference-Applied", "return=representation")])
+                         headers: [contentRange] + preferenceApplied)
         })
     }
 
