@@ -7,6 +7,7 @@ packages=(
   libpq-dev libmicrohttpd-dev libssl-dev pkg-config
   postgresql postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
   python3-venv
+  chromium chromium-driver  # tests/e2e/test_browser_cors.py: CORS proven in a real browser
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(wrk nginx-light)
