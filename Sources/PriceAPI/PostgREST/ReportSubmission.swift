@@ -101,7 +101,12 @@ struct ReportSubmission: Sendable, Equatable {
         for (name, value) in query {
             switch name {
             case "columns":
-                let listed = value.split(separator: ",").map { $0.trimmingSpaces }
+                // Names may be quoted, as supabase-py sends them: "location_id","rate_kind".
+                let listed = value.split(separator: ",").map { item -> String in
+                    let name = item.trimmingSpaces
+                    guard name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") else { return name }
+                    return String(name.dropFirst().dropLast())
+                }
                 guard Set(listed) == keys, listed.count == keys.count else {
                     return .badRequest("PGRST127", "Feature not implemented",
                                        details: "columns must name exactly the keys of the rows sent (\(keys.sorted().joined(separator: ",")))")
