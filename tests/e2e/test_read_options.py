@@ -79,7 +79,7 @@ def test_the_service_list_of_rate_kinds_is_the_database_list(api, db):
     constraint = db.scalar("select pg_get_constraintdef(oid) from pg_constraint where conname = 'price_reports_rate_kind_known'")
     in_database = sorted(part.split("'")[1] for part in constraint.split("ARRAY[")[1].split(","))
     document = api.get("/rest/v1/").json()
-    served = document["components"]["schemas"]["PriceReport"]["properties"]["rate_kind"]["enum"]
+    served = document["components"]["schemas"]["RateKind"]["enum"]
     assert sorted(served) == in_database
 
 
