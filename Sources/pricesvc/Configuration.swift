@@ -63,6 +63,8 @@ enum Settings {
                 help: "Challenge difficulty: the solution is a number in 0..this (ALTCHA maxnumber)"),
         Setting(key: "signup-challenge-ttl", defaultValue: "300", help: "Seconds a sign-up challenge stays valid"),
         Setting(key: "user-metadata-max-bytes", defaultValue: "1024", help: "Largest user_metadata at sign-up"),
+        Setting(key: "cors-allowed-origins", defaultValue: "*",
+                help: "Web origins that may call the API from a browser: * or a comma-separated list such as https://app.example.org"),
         Setting(key: "shutdown-grace", defaultValue: "10", help: "Seconds in-flight requests get on SIGTERM/SIGINT"),
         Setting(key: "access-log", defaultValue: "true", help: "One JSON line per request on stdout"),
     ]

@@ -8,7 +8,8 @@ import Testing
 struct QuoteQueryTests {
     func parse(_ body: String, method: String = "POST",
                query: [(name: String, value: String)] = []) -> Result<QuoteQuery, APIError> {
-        QuoteQuery.parse(method: method, body: Array(body.utf8), contentType: "application/json", query: query)
+        QuoteQuery.parse(isRead: method == "GET" || method == "HEAD", queryArguments: query.map { ($0.name, $0.value) },
+                         body: Array(body.utf8), contentType: "application/json")
     }
 
     @Test("every argument given: the statement pgbench runs, with the ids as JSON")

@@ -30,7 +30,7 @@ struct ServiceMetricsTests {
     func everyRouteLabelIsKnown() {
         for route in [Route.health, .ready, .metrics, .openAPI, .submitReports, .reportsDenied, .rpc("x"),
                       .rpc("price_medians"), .rpc("price_quotes"), .unknownTable("t"), .signUp, .signUpChallenge, .token, .logout, .user,
-                      .notFound, .methodNotAllowed] {
+                      .options(allow: []), .notFound, .methodNotAllowed(allow: [])] {
             #expect(Route.allLabels.contains(route.label), "\(route)")
         }
     }

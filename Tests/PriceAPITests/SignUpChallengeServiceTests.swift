@@ -42,7 +42,7 @@ struct SignUpChallengeServiceTests {
     func challengeRoute() {
         #expect(Router.route(method: "GET", path: "/auth/v1/challenge") == .signUpChallenge)
         #expect(Route.signUpChallenge.isAuthRoute)
-        #expect(Router.route(method: "POST", path: "/auth/v1/challenge") == .methodNotAllowed)
+        #expect(Router.route(method: "POST", path: "/auth/v1/challenge") == .methodNotAllowed(allow: ["GET", "HEAD", "OPTIONS"]))
         let off = ServiceFixture()
         #expect(!off.service.decide(off.request("GET", "/auth/v1/challenge")).needsDatabase)
         let response = off.handle(off.request("GET", "/auth/v1/challenge"))

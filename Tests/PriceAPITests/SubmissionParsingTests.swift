@@ -115,20 +115,30 @@ struct SubmissionParsingTests {
 @Suite("Parsing a median call")
 struct MedianQueryTests {
     func parse(_ name: String, body: String = "", method: String = "POST",
-               query: [(name: String, value: String)] = []) -> Result<MedianQuery, APIError> {
-        MedianQuery.parse(function: name, method: method, body: Array(body.utf8),
-                          contentType: "application/json", query: query)
+               query: [(String, String)] = []) -> Result<MedianQuery, APIError> {
+        guard let function = RPCFunction(rawValue: name) else {
+            return .failure(MedianQuery.noSuchFunction(name, arguments: []))
+        }
+        return MedianQuery.parse(function: function, isRead: method == "GET", queryArguments: query,
+                                 body: Array(body.utf8), contentType: "application/json")
     }
 
     @Test("named JSON arguments, with rate_kind optional")
     func jsonArguments() throws {
         let query = try parse("price_medians", body: #"{"location_ids":["a","b"]}"#).get()
         #expect(query.locations == .many(["a", "b"]))
-        #expect(query.rateKind == nil)
+        #expect(query.rateKinds == .functionDefault)
         #expect(query.locationsParameter == #"["a","b"]"#)
         let single = try parse("price_median", body: #"{"location_id":"x","rate_kind":"daily"}"#).get()
         #expect(single.locations == .one("x"))
-        #expect(single.rateKind == "daily")
+        #expect(single.rateKinds == .one("daily"))
+    }
+
+    @Test("rate_kind null (an empty rate_kind= in the GET form) asks for every rate kind")
+    func everyRateKind() throws {
+        #expect(try parse("price_medians", body: #"{"location_ids":["a"],"rate_kind":null}"#).get().rateKinds == .all)
+        #expect(try parse("price_median", method: "GET", query: [("location_id", "a"), ("rate_kind", "")]).get().rateKinds == .all)
+        #expect(RateKind.arrayLiteral == "{hourly,daily,flat,monthly}")
     }
 
     @Test("GET arguments come from the query string, arrays as {a,b}")

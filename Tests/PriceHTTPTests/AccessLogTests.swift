@@ -16,3 +16,16 @@ struct AccessLogTests {
         #expect(line.hasSuffix("}\n"))
     }
 }
+
+@Suite("Request ids")
+struct RequestIDTests {
+    @Test("a caller's well-formed X-Request-Id is kept; anything that could break a log line is replaced")
+    func wellFormedIDs() {
+        for kept in ["req-42", "0b1e5f4c-7f5a-4c33-9d0e-2f6f1b1c9a10", "01HZX3K5M2Q8", "a.b:c_d", String(repeating: "x", count: 128)] {
+            #expect(RequestID.isWellFormed(kept), "\(kept)")
+        }
+        for replaced in ["", String(repeating: "x", count: 129), "has space", "quote\"", "new\nline", "tab\t", "é", "a/b"] {
+            #expect(!RequestID.isWellFormed(replaced), "\(replaced)")
+        }
+    }
+}

@@ -379,3 +379,36 @@ def test_an_unknown_table_is_404(api, token):
     assert_postgrest_error(response, 404)
     response = requests.post(api.base + "/rest/v1/auth.users", headers=api.headers(token), timeout=REQUEST_TIMEOUT)
     assert response.status_code == 404
+
+
+# ---------------------------------------------------------------- what an insert does not silently ignore
+
+@pytest.mark.parametrize("prefer", ["resolution=merge-duplicates", "resolution=ignore-duplicates", "count=planned",
+                                    "tx=rollback", "return=headers-only"])
+def test_an_insert_refuses_preferences_it_does_not_act_on(api, token, db, prefer):
+    row = report()
+    body = assert_postgrest_error(api.submit(row, token, prefer=f"return=minimal,{prefer}"), 400, "PGRST122")
+    assert prefer in body["details"]
+    assert db.count_reports([row["client_report_id"]]) == 0
+
+
+def test_an_insert_refuses_query_parameters_other_than_the_sdks(api, token, db):
+    row = report()
+    for params in ({"on_conflict": "client_report_id"}, {"columns": "location_id"}, {"select": "id"},
+                   {"location_id": "eq.x"}):
+        response = api.post("/rest/v1/price_reports", token=token, json_body=row, params=params)
+        assert_postgrest_error(response, 400, "PGRST127")
+    assert db.count_reports([row["client_report_id"]]) == 0
+
+
+def test_supabase_py_batch_insert_with_count_gets_the_rows_stored(server, anon_key, db):
+    from supabase import create_client
+    client = create_client(server.url, anon_key)
+    client.auth.sign_in_anonymously()
+    rows = [report(), report()]
+    result = client.table("price_reports").insert(rows, count="exact", returning="minimal").execute()
+    assert result.count == 2
+    again = client.table("price_reports").insert(rows, count="exact", returning="minimal").execute()
+    assert again.count == 0, "a retry with the same client_report_ids stores nothing new"
+    assert db.count_reports([r["client_report_id"] for r in rows]) == 2
+    client.auth.sign_out()

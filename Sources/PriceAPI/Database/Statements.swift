@@ -39,25 +39,45 @@ public enum Statements {
         select pg_catalog.current_setting('pricesvc.receipts', true)
         """)
 
-    static let median = PreparedStatement(name: "pricesvc_median", sql: """
-        select coalesce(pg_catalog.json_agg(m), '[]')::text
-        from public.price_median(location_id => $1) m
+    /// The median functions' rows, typed by libpq's text output (`MedianQuery.columns`, in this
+    /// order); filters, order and paging are applied to them by `ReadOptions`.
+    private static let medianColumns =
+        "m.location_id, m.rate_kind, m.currency, m.median_cents, m.reporters, m.reports, m.last_reported_at"
+
+    static let median = PreparedStatement(name: "pricesvc_median_rows", sql: """
+        select \(medianColumns) from public.price_median(location_id => $1) m
         """)
 
-    static let medianOfKind = PreparedStatement(name: "pricesvc_median_kind", sql: """
-        select coalesce(pg_catalog.json_agg(m), '[]')::text
-        from public.price_median(location_id => $1, rate_kind => $2) m
+    static let medianOfKind = PreparedStatement(name: "pricesvc_median_kind_rows", sql: """
+        select \(medianColumns) from public.price_median(location_id => $1, rate_kind => $2) m
         """)
 
-    static let medians = PreparedStatement(name: "pricesvc_medians", sql: """
-        select coalesce(pg_catalog.json_agg(m), '[]')::text
+    /// Every rate kind: one call of the function per kind ($2 is `RateKind.arrayLiteral`), so the
+    /// threshold and every other rule stay the function's; ordered as the function orders.
+    static let medianOfAllKinds = PreparedStatement(name: "pricesvc_median_all_kinds_rows", sql: """
+        select \(medianColumns)
+        from pg_catalog.unnest($2::text[]) as k(kind)
+             cross join lateral public.price_median(location_id => $1, rate_kind => k.kind) m
+        order by m.location_id, m.rate_kind, m.currency
+        """)
+
+    static let medians = PreparedStatement(name: "pricesvc_medians_rows", sql: """
+        select \(medianColumns)
         from public.price_medians(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb))) m
         """)
 
-    static let mediansOfKind = PreparedStatement(name: "pricesvc_medians_kind", sql: """
-        select coalesce(pg_catalog.json_agg(m), '[]')::text
+    static let mediansOfKind = PreparedStatement(name: "pricesvc_medians_kind_rows", sql: """
+        select \(medianColumns)
         from public.price_medians(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)),
                                   rate_kind => $2) m
+        """)
+
+    static let mediansOfAllKinds = PreparedStatement(name: "pricesvc_medians_all_kinds_rows", sql: """
+        select \(medianColumns)
+        from pg_catalog.unnest($2::text[]) as k(kind)
+             cross join lateral public.price_medians(
+                 location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)), rate_kind => k.kind) m
+        order by m.location_id, m.rate_kind, m.currency
         """)
 
     /// `price_quotes` with every argument. A request that leaves some out uses `quotes(passing:)`.
@@ -137,7 +157,8 @@ public enum Statements {
     }
 
     public static let all: [PreparedStatement] = [
-        identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medians, mediansOfKind,
+        identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medianOfAllKinds,
+        medians, mediansOfKind, mediansOfAllKinds,
         signUp, refresh, signOut, user, appliedMigrations,
         // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then
         // retried on use.

@@ -8,17 +8,37 @@ struct MedianQuery: Sendable, Equatable {
         case many([String])
     }
 
-    var locations: Locations
-    /// nil lets the database apply the function's default.
-    var rateKind: String?
+    /// Which rate kinds to read.
+    enum RateKinds: Sendable, Equatable {
+        /// `rate_kind` omitted: the function's default (hourly).
+        case functionDefault
+        case one(String)
+        /// `rate_kind: null` (or an empty `rate_kind=` in the GET form, which is how the SDKs send
+        /// null in a query string): every rate kind in one call.
+        case all
+    }
 
-    static func parse(function name: String, method: String, body: [UInt8], contentType: String?,
-                             query: [(name: String, value: String)]) -> Result<MedianQuery, APIError> {
-        guard let function = RPCFunction(rawValue: name), function != .priceQuotes else {
-            return .failure(noSuchFunction(name, arguments: []))
-        }
+    var locations: Locations
+    var rateKinds: RateKinds
+
+    /// The result columns of both functions, as they declare them (`returns table(...)`); the
+    /// statements select exactly these, in this order.
+    static let columns: [ResultColumn] = [
+        ResultColumn(name: "location_id", type: .text),
+        ResultColumn(name: "rate_kind", type: .text),
+        ResultColumn(name: "currency", type: .text),
+        ResultColumn(name: "median_cents", type: .integer),
+        ResultColumn(name: "reporters", type: .integer),
+        ResultColumn(name: "reports", type: .integer),
+        ResultColumn(name: "last_reported_at", type: .timestamptz),
+    ]
+
+    /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
+    static func parse(function: RPCFunction, isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
+                      contentType: String?) -> Result<MedianQuery, APIError> {
+        guard function != .priceQuotes else { return .failure(noSuchFunction(function.rawValue, arguments: [])) }
         let arguments: [(String, Argument)]
-        switch namedArguments(method: method, body: body, contentType: contentType, query: query) {
+        switch namedArguments(isRead: isRead, queryArguments: queryArguments, body: body, contentType: contentType) {
         case .success(let read): arguments = read
         case .failure(let error): return .failure(error)
         }
@@ -27,15 +47,21 @@ struct MedianQuery: Sendable, Equatable {
         let locationKey = function == .priceMedian ? "location_id" : "location_ids"
         let allowed: Set<String> = [locationKey, "rate_kind"]
         guard names.allSatisfy(allowed.contains), names.contains(locationKey), Set(names).count == names.count else {
-            return .failure(noSuchFunction(name, arguments: names))
+            return .failure(noSuchFunction(function.rawValue, arguments: names))
         }
 
-        var query = MedianQuery(locations: .one(""), rateKind: nil)
+        var query = MedianQuery(locations: .one(""), rateKinds: .functionDefault)
         for (key, argument) in arguments {
             switch key {
             case "rate_kind":
+                switch argument {
+                case .json(.null), .text(""):
+                    query.rateKinds = .all
+                    continue
+                default: break
+                }
                 switch argument.string(named: key) {
-                case .success(let text): query.rateKind = text
+                case .success(let text): query.rateKinds = .one(text)
                 case .failure(let error): return .failure(error)
                 }
             case "location_id":
@@ -53,13 +79,14 @@ struct MedianQuery: Sendable, Equatable {
         return .success(query)
     }
 
-    /// A function call's named arguments as PostgREST reads them: the query string of a GET, else the
-    /// members of a JSON object body (none for an empty body). Names are checked by the caller.
-    static func namedArguments(method: String, body: [UInt8], contentType: String?,
-                               query: [(name: String, value: String)]) -> Result<[(String, Argument)], APIError> {
+    /// A function call's named arguments as PostgREST reads them: the query parameters of a GET or
+    /// HEAD that are not read options (`ReadOptions.parse` splits them off), else the members of a JSON
+    /// object body (none for an empty body). Names are checked by the caller.
+    static func namedArguments(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
+                               contentType: String?) -> Result<[(String, Argument)], APIError> {
         var arguments: [(String, Argument)] = []
-        if method == "GET" {
-            for (key, value) in query { arguments.append((key, .text(value))) }
+        if isRead {
+            for (key, value) in queryArguments { arguments.append((key, .text(value))) }
         } else if !body.isEmpty {
             guard ReportSubmission.isJSONContentType(contentType) else {
                 return .failure(.badRequest("PGRST107", "Content-Type must be application/json"))

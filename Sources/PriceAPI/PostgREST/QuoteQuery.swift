@@ -16,10 +16,11 @@ struct QuoteQuery: Sendable, Equatable {
 
     static let functionName = RPCFunction.priceQuotes.rawValue
 
-    static func parse(method: String, body: [UInt8], contentType: String?,
-                      query: [(name: String, value: String)]) -> Result<QuoteQuery, APIError> {
+    static func parse(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
+                      contentType: String?) -> Result<QuoteQuery, APIError> {
         let arguments: [(String, MedianQuery.Argument)]
-        switch MedianQuery.namedArguments(method: method, body: body, contentType: contentType, query: query) {
+        switch MedianQuery.namedArguments(isRead: isRead, queryArguments: queryArguments, body: body,
+                                          contentType: contentType) {
         case .success(let read): arguments = read
         case .failure(let error): return .failure(error)
         }

@@ -11,6 +11,8 @@ struct ReportSubmission: Sendable, Equatable {
     /// Each row as the author sent it: only client-writable keys, in the author's order.
     var rows: [JSONObject]
     var returnRepresentation: Bool
+    /// `Prefer: count=exact`: the number of rows stored, in `Content-Range`.
+    var countExact = false
 
     /// Every row has the same keys, so the first row tells whether `currency` was sent.
     var sendsCurrency: Bool { rows.first?["currency"] != nil }
@@ -82,7 +84,42 @@ struct ReportSubmission: Sendable, Equatable {
             firstKeys = keys
             rows.append(members)
         }
-        return .success(ReportSubmission(rows: rows, returnRepresentation: PreferHeader(prefer).returnRepresentation))
+        let preferences: PreferHeader
+        switch PreferHeader.parse(prefer, accepting: PreferHeader.forInserts) {
+        case .success(let parsed): preferences = parsed
+        case .failure(let error): return .failure(error)
+        }
+        return .success(ReportSubmission(rows: rows, returnRepresentation: preferences.contains("return=representation"),
+                                         countExact: preferences.contains("count=exact")))
+    }
+
+    /// The query string of an insert: supabase-py sends `columns` (the rows' keys) with a list, and
+    /// `select=*` asks for what `return=representation` gives. Anything else (`on_conflict`, other
+    /// columns, filters) would change what an insert means, so it is refused rather than ignored.
+    func checkQuery(_ query: [(name: String, value: String)]) -> APIError? {
+        let keys = Set(rows.first?.keys ?? [])
+        for (name, value) in query {
+            switch name {
+            case "columns":
+                // Names may be quoted, as supabase-py sends them: "location_id","rate_kind".
+                let listed = value.split(separator: ",").map { item -> String in
+                    let name = item.trimmingSpaces
+                    guard name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") else { return name }
+                    return String(name.dropFirst().dropLast())
+                }
+                guard Set(listed) == keys, listed.count == keys.count else {
+                    return .badRequest("PGRST127", "Feature not implemented",
+                                       details: "columns must name exactly the keys of the rows sent (\(keys.sorted().joined(separator: ",")))")
+                }
+            case "select" where value.trimmingSpaces == "*":
+                continue
+            default:
+                return .badRequest("PGRST127", "Feature not implemented",
+                                   details: "'\(JSONBody.printable(name))' is not implemented for inserts into price_reports",
+                                   hint: "Inserts take only columns=<the rows' keys> and select=*")
+            }
+        }
+        return nil
     }
 
     /// Type checks per column. Range and format rules that the table's CHECK constraints also
@@ -130,16 +167,36 @@ struct ReportSubmission: Sendable, Equatable {
     }
 }
 
-/// `Prefer: return=representation` / `return=minimal`, comma-separated with other preferences.
-struct PreferHeader {
-    var returnRepresentation = false
+/// `Prefer`, comma-separated. pricesvc always handles preferences as PostgREST does under
+/// `handling=strict`: one it does not act on is 400 PGRST122 naming it, never silently ignored.
+struct PreferHeader: Sendable, Equatable {
+    private(set) var preferences: Set<String> = []
 
-    init(_ header: String?) {
-        guard let header else { return }
-        for part in header.split(separator: ",") where part.trimmingSpaces == "return=representation" {
-            returnRepresentation = true
+    /// For inserts: what `return=` says, `count=exact`, and preferences that describe what happens
+    /// anyway (`missing=default`: a column not sent gets its default).
+    static let forInserts: Set<String> = ["return=minimal", "return=representation", "count=exact", "missing=default",
+                                          "handling=strict", "handling=lenient", "tx=commit"]
+    /// For function calls: `count=exact`; `return=representation` is what supabase-py's `.select()` adds.
+    static let forFunctions: Set<String> = ["count=exact", "return=representation", "handling=strict", "handling=lenient", "tx=commit"]
+
+    static func parse(_ header: String?, accepting accepted: Set<String>) -> Result<PreferHeader, APIError> {
+        var parsed = PreferHeader()
+        guard let header else { return .success(parsed) }
+        var invalid: [String] = []
+        for part in header.split(separator: ",") {
+            let preference = part.trimmingSpaces
+            if preference.isEmpty { continue }
+            if accepted.contains(preference) { parsed.preferences.insert(preference) } else { invalid.append(JSONBody.printable(preference)) }
         }
+        guard invalid.isEmpty else {
+            return .failure(APIError(status: 400, code: "PGRST122", message: "Invalid preferences given with handling=strict",
+                                     details: "Invalid preferences: \(invalid.joined(separator: ", "))",
+                                     hint: "Accepted here: \(accepted.sorted().joined(separator: ", ")); pricesvc always handles preferences strictly"))
+        }
+        return .success(parsed)
     }
+
+    func contains(_ preference: String) -> Bool { preferences.contains(preference) }
 }
 
 extension StringProtocol {

@@ -11,6 +11,7 @@ extension PriceService {
         case .success(let parsed): submission = parsed
         case .failure(let error): return .answer(error.response)
         }
+        if let error = submission.checkQuery(request.query) { return .answer(error.response) }
         let insert = submission.sendsCurrency ? Statements.insertReports : Statements.insertReportsDefaultCurrency
         var queries = [caller.identityQuery, .prepared(insert, [submission.parameterJSON])]
         if submission.returnRepresentation { queries.append(.prepared(Statements.receipts, [])) }
@@ -22,12 +23,19 @@ extension PriceService {
             case .failure(let error):
                 return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
             }
+            // PostgREST's Content-Range for a write: */<rows stored> under count=exact (a retry
+            // with a known client_report_id stores none), else */*.
+            let stored = results.count > 1 ? results[1].affectedRows : 0
+            let contentRange = ("Content-Range", submission.countExact ? "*/\(stored)" : "*/*")
+            let applied = [submission.returnRepresentation ? "return=representation" : nil,
+                           submission.countExact ? "count=exact" : nil].compactMap { $0 }
+            let preferenceApplied = applied.isEmpty ? [] : [("Preference-Applied", applied.joined(separator: ", "))]
             guard submission.returnRepresentation else {
-                return .empty(201, headers: [("Content-Range", "*/*")])
+                return .empty(201, headers: [contentRange] + preferenceApplied)
             }
             let receiptsText = results.last?.rows.first?.first ?? nil
             return .json(201, Self.representation(submission, receipts: receiptsText),
-                         headers: [("Content-Range", "*/*"), ("Preference-Applied", "return=representation")])
+                         headers: [contentRange] + preferenceApplied)
         })
     }
 
@@ -55,36 +63,50 @@ extension PriceService {
         return writer.text
     }
 
-    /// `POST|GET /rest/v1/rpc/price_median(s)`: identity + function call in one pipeline; the
-    /// function returns its rows already as a JSON array.
+    /// `POST|GET|HEAD /rest/v1/rpc/price_median(s)`: identity + function call in one pipeline.
+    /// The read options (filters, select, order, paging, media type, count) are parsed and checked
+    /// here, before any hand-off, and applied to the function's rows on the worker.
     func callMedian(_ name: String, _ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
+        guard let function = RPCFunction(rawValue: name) else {
+            return .answer(MedianQuery.noSuchFunction(name, arguments: []).response)
+        }
+        let isRead = request.method == "GET" || request.method == "HEAD"
+        let options: ReadOptions
+        let queryArguments: [(String, String)]
+        switch ReadOptions.parse(query: request.query, headers: request, columns: MedianQuery.columns,
+                                 relation: name, isRead: isRead) {
+        case .success(let parsed): (options, queryArguments) = parsed
+        case .failure(let error): return .answer(error.response)
+        }
         let query: MedianQuery
-        switch MedianQuery.parse(function: name, method: request.method, body: request.body,
-                                 contentType: request.header("content-type"), query: request.query) {
+        switch MedianQuery.parse(function: function, isRead: isRead, queryArguments: queryArguments,
+                                 body: request.body, contentType: request.header("content-type")) {
         case .success(let parsed): query = parsed
         case .failure(let error): return .answer(error.response)
         }
-        let statement: PreparedStatement
-        switch (query.locations, query.rateKind) {
-        case (.one, nil): statement = Statements.median
-        case (.one, .some): statement = Statements.medianOfKind
-        case (.many, nil): statement = Statements.medians
-        case (.many, .some): statement = Statements.mediansOfKind
-        }
         var parameters: [String?] = [query.locationsParameter]
-        if let kind = query.rateKind { parameters.append(kind) }
-        return .database(functionRowsPlan(.prepared(statement, parameters), caller: caller))
+        let statement: PreparedStatement
+        switch (query.locations, query.rateKinds) {
+        case (.one, .functionDefault): statement = Statements.median
+        case (.many, .functionDefault): statement = Statements.medians
+        case (.one, .one(let kind)): statement = Statements.medianOfKind; parameters.append(kind)
+        case (.many, .one(let kind)): statement = Statements.mediansOfKind; parameters.append(kind)
+        case (.one, .all): statement = Statements.medianOfAllKinds; parameters.append(RateKind.arrayLiteral)
+        case (.many, .all): statement = Statements.mediansOfAllKinds; parameters.append(RateKind.arrayLiteral)
+        }
+        return .database(functionRowsPlan(.prepared(statement, parameters), columns: MedianQuery.columns,
+                                          options: options, caller: caller))
     }
 
-    /// Identity + one function call whose statement aggregates the rows into a JSON array; the answer
-    /// is that array, as PostgREST returns a set-returning function's rows (price_median(s), price_quotes).
-    func functionRowsPlan(_ call: Query, caller: Caller) -> DatabasePlan {
+    /// Identity + one call of a set-returning function whose statement selects `columns`, in that
+    /// order; the read options are applied to its rows on the worker, as PostgREST applies them to a
+    /// function's result. Read-only, so a replica may answer it.
+    func functionRowsPlan(_ call: Query, columns: [ResultColumn], options: ReadOptions, caller: Caller) -> DatabasePlan {
         let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
         return DatabasePlan([caller.identityQuery, call], readOnly: true) { outcome in
             switch outcome {
             case .success(let results):
-                let json = results.last?.rows.first?.first ?? nil
-                return .json(200, json ?? "[]", headers: [("Content-Range", "*/*")])
+                return options.render(ResultSet(columns: columns, rows: results.last?.rows ?? []))
             case .failure(let error):
                 return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
             }

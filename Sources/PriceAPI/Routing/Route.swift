@@ -15,8 +15,11 @@ enum Route: Sendable, Equatable {
     case token
     case logout
     case user
+    /// OPTIONS on a served path: a CORS preflight, or a plain question about the methods.
+    case options(allow: [String])
     case notFound
-    case methodNotAllowed
+    /// A served path, another method: 405 with `Allow`.
+    case methodNotAllowed(allow: [String])
 
     /// A bounded label for metrics and logs (never the raw path, so cardinality stays fixed).
     var label: String {
@@ -33,8 +36,8 @@ enum Route: Sendable, Equatable {
         case .token: return "/auth/v1/token"
         case .logout: return "/auth/v1/logout"
         case .user: return "/auth/v1/user"
-        case .notFound: return "other"
-        case .methodNotAllowed: return "other"
+        case .options: return "OPTIONS"
+        case .notFound, .methodNotAllowed: return "other"
         }
     }
 
@@ -42,7 +45,7 @@ enum Route: Sendable, Equatable {
     static let allLabels: [String] = {
         let routes: [Route] = [.health, .ready, .metrics, .openAPI, .submitReports, .rpc("price_median"),
                                .rpc("price_medians"), .rpc("price_quotes"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
-                               .user, .notFound]
+                               .user, .options(allow: []), .notFound]
         return routes.map(\.label)
     }()
 
@@ -61,37 +64,82 @@ enum RPCFunction: String, Sendable, CaseIterable {
     case priceQuotes = "price_quotes"
 }
 
-enum Router {
-    static func route(method: String, path: String) -> Route {
+/// A path pricesvc serves and the methods it serves there: the one table the router, `Allow`
+/// and CORS preflights are made from. The OpenAPI document lists the same methods (a unit test
+/// holds them together); HEAD is served wherever GET is, and OPTIONS everywhere.
+enum Resource: Sendable, Equatable {
+    case health, ready, metrics, openAPI, reports, rpc(String), signUp, signUpChallenge, token, logout, user
+
+    init?(path: String) {
         var trimmed = Substring(path)
         if trimmed.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
         switch trimmed {
-        case "/healthz": return method == "GET" || method == "HEAD" ? .health : .methodNotAllowed
-        case "/readyz": return method == "GET" || method == "HEAD" ? .ready : .methodNotAllowed
-        case "/metrics": return method == "GET" ? .metrics : .methodNotAllowed
-        case "/rest/v1", "/rest/v1/": return method == "GET" || method == "HEAD" ? .openAPI : .methodNotAllowed
-        case "/rest/v1/price_reports":
-            switch method {
-            case "POST": return .submitReports
-            case "GET", "HEAD", "PATCH", "PUT", "DELETE": return .reportsDenied
-            default: return .methodNotAllowed
-            }
-        case "/auth/v1/signup": return method == "POST" ? .signUp : .methodNotAllowed
-        case "/auth/v1/challenge": return method == "GET" ? .signUpChallenge : .methodNotAllowed
-        case "/auth/v1/token": return method == "POST" ? .token : .methodNotAllowed
-        case "/auth/v1/logout": return method == "POST" ? .logout : .methodNotAllowed
-        case "/auth/v1/user": return method == "GET" ? .user : .methodNotAllowed
-        default: break
-        }
-        if trimmed.hasPrefix("/rest/v1/rpc/") {
+        case "/healthz": self = .health
+        case "/readyz": self = .ready
+        case "/metrics": self = .metrics
+        case "/rest/v1", "/rest/v1/": self = .openAPI
+        case "/rest/v1/price_reports": self = .reports
+        case "/auth/v1/signup": self = .signUp
+        case "/auth/v1/challenge": self = .signUpChallenge
+        case "/auth/v1/token": self = .token
+        case "/auth/v1/logout": self = .logout
+        case "/auth/v1/user": self = .user
+        default:
+            guard trimmed.hasPrefix("/rest/v1/rpc/") else { return nil }
             let name = trimmed.dropFirst("/rest/v1/rpc/".count)
-            guard !name.isEmpty, !name.contains("/") else { return .notFound }
-            return method == "POST" || method == "GET" ? .rpc(String(name)) : .methodNotAllowed
+            guard !name.isEmpty, !name.contains("/") else { return nil }
+            self = .rpc(String(name))
         }
-        if trimmed.hasPrefix("/rest/v1/") {
-            let name = trimmed.dropFirst("/rest/v1/".count)
-            return name.contains("/") ? .notFound : .unknownTable(String(name))
+    }
+
+    /// The methods documented for this path.
+    var methods: [String] {
+        switch self {
+        case .health, .ready, .metrics, .openAPI, .signUpChallenge, .user: return ["GET"]
+        case .reports: return ["GET", "POST", "PUT", "PATCH", "DELETE"]
+        case .rpc: return ["GET", "POST"]
+        case .signUp, .token, .logout: return ["POST"]
         }
-        return .notFound
+    }
+
+    /// What `Allow` says: the documented methods, HEAD wherever GET is, and OPTIONS.
+    var allow: [String] {
+        var list = methods
+        if list.contains("GET") { list.insert("HEAD", at: 1) }
+        return list + ["OPTIONS"]
+    }
+
+    /// The route for a method this path serves (HEAD is routed as GET).
+    func route(_ method: String) -> Route? {
+        let verb = method == "HEAD" ? "GET" : method
+        guard methods.contains(verb) else { return nil }
+        switch self {
+        case .health: return .health
+        case .ready: return .ready
+        case .metrics: return .metrics
+        case .openAPI: return .openAPI
+        case .reports: return verb == "POST" ? .submitReports : .reportsDenied
+        case .rpc(let name): return .rpc(name)
+        case .signUp: return .signUp
+        case .signUpChallenge: return .signUpChallenge
+        case .token: return .token
+        case .logout: return .logout
+        case .user: return .user
+        }
+    }
+}
+
+enum Router {
+    static func route(method: String, path: String) -> Route {
+        guard let resource = Resource(path: path) else {
+            if path.hasPrefix("/rest/v1/"), !path.hasPrefix("/rest/v1/rpc/") {
+                let name = path.dropFirst("/rest/v1/".count)
+                let trimmed = name.hasSuffix("/") ? name.dropLast() : name
+                return trimmed.contains("/") || trimmed.isEmpty ? .notFound : .unknownTable(String(trimmed))
+            }
+            return .notFound
+        }
+        if method == "OPTIONS" { return .options(allow: resource.allow) }
+        return resource.route(method) ?? .methodNotAllowed(allow: resource.allow)
     }
 }

@@ -26,20 +26,28 @@ public struct PriceApplication: HTTPApplication {
 
     public func respond(to request: HTTPRequest) -> Reply {
         let decision = service.decide(request)
+        let cors = corsHeaders(request, decision.route)
         switch decision.outcome {
         case .answer(let response):
-            return Reply(label: decision.route.label, work: .now(response))
+            return Reply(label: decision.route.label, work: .now(response.adding(cors)))
         case .database(let plan):
             let (service, route) = (self.service, decision.route)
-            return Reply(label: route.label, work: .onWorker(run: { execute(plan) },
-                                                             expired: { service.overloaded(route) }))
+            return Reply(label: route.label, work: .onWorker(run: { execute(plan).adding(cors) },
+                                                             expired: { service.overloaded(route).adding(cors) }))
         }
     }
 
     public func payloadTooLarge(_ request: HTTPRequest) -> (label: String, response: HTTPResponse) {
         let decision = service.payloadTooLarge(request)
         guard case .answer(let response) = decision.outcome else { preconditionFailure("413 needs no database") }
-        return (decision.route.label, response)
+        return (decision.route.label, response.adding(corsHeaders(request, decision.route)))
+    }
+
+    /// Every answer, errors included, carries the CORS headers, or a browser would hide the error
+    /// from the page; a preflight's answer already has its own.
+    private func corsHeaders(_ request: HTTPRequest, _ route: Route) -> [(String, String)] {
+        if case .options = route, request.header("access-control-request-method") != nil { return [] }
+        return service.settings.cors.responseHeaders(origin: request.header("origin"))
     }
 
     /// The round trip, on a worker thread. Every database error is counted here, once.

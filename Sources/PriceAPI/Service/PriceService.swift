@@ -77,8 +77,15 @@ public final class PriceService: Sendable {
                                         body: Array(metrics.render().utf8)))
         case .notFound:
             return .answer(APIError.notFound.response)
-        case .methodNotAllowed:
-            return .answer(APIError.methodNotAllowed(request.method).response)
+        case .methodNotAllowed(let allow):
+            return .answer(APIError.methodNotAllowed(request.method).response
+                .adding([("Allow", allow.joined(separator: ", "))]))
+        case .options(let allow):
+            // A preflight carries no apikey and never needs the database.
+            if let origin = request.header("origin"), request.header("access-control-request-method") != nil {
+                return .answer(settings.cors.preflight(origin: origin, allow: allow))
+            }
+            return .answer(.empty(204, headers: [("Allow", allow.joined(separator: ", "))]))
         default:
             break
         }
@@ -99,8 +106,8 @@ public final class PriceService: Sendable {
 
         switch route {
         case .openAPI:
-            return .answer(.json(200, OpenAPIDocument.json,
-                                 headers: [("Content-Type", "application/openapi+json; charset=utf-8")]))
+            return .answer(.json(200, OpenAPIDocument.json(signUpChallenge: signUpChallenges != nil),
+                                 contentType: "application/openapi+json; charset=utf-8"))
         case .submitReports:
             return submitReports(request, caller: caller)
         case .reportsDenied:
@@ -125,7 +132,7 @@ public final class PriceService: Sendable {
             return logout(request, caller: caller)
         case .user:
             return user(caller: caller)
-        case .health, .ready, .metrics, .notFound, .methodNotAllowed:
+        case .health, .ready, .metrics, .notFound, .methodNotAllowed, .options:
             preconditionFailure("answered above")
         }
     }

@@ -11,6 +11,8 @@ public struct ServiceSettings: Sendable {
     public var userMetadataMaxBytes = 1024
     /// `Retry-After` sent with 503 while the database is unreachable.
     public var unavailableRetryAfter = 1
+    /// Which web origins may call the API from a browser (`*` by default, as Supabase).
+    public var cors = CORSPolicy()
 
     public init() {}
 }

@@ -42,10 +42,11 @@ public struct HTTPResponse: Sendable, Equatable {
         self.body = body
     }
 
-    public static func json(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status,
-                     headers: [("Content-Type", "application/json; charset=utf-8")] + headers,
-                     body: Array(text.utf8))
+    /// A JSON body; `contentType` names a more specific JSON media type (e.g. OpenAPI's), so the
+    /// answer carries exactly one `Content-Type`.
+    public static func json(_ status: Int, _ text: String, headers: [(String, String)] = [],
+                            contentType: String = "application/json; charset=utf-8") -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", contentType)] + headers, body: Array(text.utf8))
     }
 
     public static func empty(_ status: Int, headers: [(String, String)] = []) -> HTTPResponse {

@@ -243,11 +243,15 @@ extension HTTPServer {
         return CMHD_YES
     }
 
-    private static let argumentCollector: MHD_KeyValueIterator = { cls, _, key, value in
+    /// Query arguments with their decoded lengths: a `%00` in a value stays in it (and is refused
+    /// where values are checked) instead of silently cutting the value short.
+    private static let argumentCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
         guard let cls, let key else { return CMHD_YES }
         let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
         if state.request.query.count < 64 {
-            state.request.query.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+            let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+            let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+            state.request.query.append((name, text))
         }
         return CMHD_YES
     }
@@ -262,8 +266,11 @@ extension HTTPServer {
         let state = RequestState(request: request, body: RequestBody(limit: configuration.maxBodyBytes))
         let opaque = Unmanaged.passUnretained(state).toOpaque()
         _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
-        _ = MHD_get_connection_values(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
+        _ = MHD_get_connection_values_n(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
         state.request.clientIP = clientAddress.resolve(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
+        if let incoming = state.request.headers["x-request-id"], RequestID.isWellFormed(incoming) {
+            state.request.requestID = incoming
+        }
         let declared = state.request.headers["content-length"].flatMap { Int($0) }
         state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared))
         return state
@@ -276,8 +283,9 @@ extension HTTPServer {
         metrics.record(route: state.label, status: response.status, seconds: seconds)
         log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
                         route: state.label, status: response.status, seconds: seconds))
-        let body = request.method == "HEAD" ? [] : response.body
-        let mhdResponse: OpaquePointer? = body.withUnsafeBytes { bytes in
+        // For HEAD libmicrohttpd sends the headers of this response, Content-Length included, and
+        // no body: the length is the one the GET would have.
+        let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             CMHD_RESPMEM_MUST_COPY)
         }

@@ -1,0 +1,474 @@
+import PriceHTTP
+
+/// What a client asks of a function's result besides calling it, with PostgREST's syntax and
+/// status codes: horizontal filters, `select`, `order`, `limit`/`offset` and `Range`, the media
+/// type (`Accept`) and `Prefer: count=exact`. Parsed and checked against the result's columns
+/// where the request arrives, so a mistake is a 4xx that never takes a database worker; applied
+/// to the typed rows on the worker (`ReadOptions.render`).
+///
+/// Anything else an SDK can send (other operators, embedding, logic trees, casts, other
+/// preferences) is refused with a 4xx that names it: nothing is ever silently ignored.
+struct ReadOptions: Sendable {
+    /// `nil` is `select=*`: every column, in the function's order.
+    var select: [(name: String, column: Int)]?
+    var filters: [RowFilter] = []
+    var order: [OrderTerm] = []
+    var range = RowRange()
+    var format = ResultFormat.json(stripNulls: false)
+    var countExact = false
+
+    /// The operators pricesvc implements; PostgREST's others are refused with PGRST127.
+    static let operators = "eq, neq, gt, gte, lt, lte, in, is (and not.<operator>)"
+
+    /// Splits the query string into read options and, for the GET form of a call (`isRead`), the
+    /// function's arguments: as in PostgREST, a parameter whose value is an operator expression
+    /// (`eq.EUR`) is a filter and any other is an argument. In the POST form every parameter
+    /// that is not an option is a filter.
+    static func parse(query: [(name: String, value: String)], headers: HTTPRequest, columns: [ResultColumn],
+                      relation: String, isRead: Bool) -> Result<(ReadOptions, arguments: [(String, String)]), APIError> {
+        var options = ReadOptions()
+        var arguments: [(String, String)] = []
+        var limit: Int?
+        var offset: Int?
+        let context = ColumnLookup(columns: columns, relation: relation)
+        do throws(APIError) {
+            for (key, value) in query {
+                switch key {
+                case "select":
+                    options.select = try parseSelect(value, context)
+                case "order":
+                    options.order = try parseOrder(value, context)
+                case "limit":
+                    limit = try integer(value, name: "limit")
+                case "offset":
+                    offset = try integer(value, name: "offset")
+                    if let offset, offset < 0 {
+                        throw APIError.badRequest("2201X", "OFFSET must not be negative")
+                    }
+                case "and", "or", "not.and", "not.or":
+                    throw notImplemented("logical operators (\(key)=…) are not implemented; filters are combined with and")
+                case "columns", "on_conflict":
+                    throw notImplemented("the \(key) parameter is not implemented for functions")
+                default:
+                    let parsed = parseOperator(value)
+                    if let dot = key.firstIndex(of: "."),
+                       parsed != nil || ["order", "limit", "offset", "and", "or"].contains(String(key[key.index(after: dot)...].split(separator: ".").last ?? "")) {
+                        throw APIError(status: 400, code: "PGRST108",
+                                       message: "'\(JSONBody.printable(String(key[..<dot])))' is not an embedded resource in this request",
+                                       hint: "Results of \(relation) embed nothing; filter, order and limit on its own columns")
+                    }
+                    if let parsed {
+                        options.filters.append(try filter(key, parsed, context))
+                    } else if isRead {
+                        arguments.append((key, value))
+                    } else {
+                        throw APIError(status: 400, code: "PGRST100", message: "failed to parse filter (\(JSONBody.printable(value)))",
+                                       details: "expecting an operator: \(operators), as in \(JSONBody.printable(key))=eq.value")
+                    }
+                }
+            }
+            options.range = try RowRange(limit: limit, offset: offset,
+                                         header: isRead && headers.method == "GET" ? headers.header("range") : nil)
+            options.format = try ResultFormat(accept: headers.header("accept"))
+            options.countExact = try preferCount(headers.header("prefer"))
+        } catch {
+            return .failure(error)
+        }
+        return .success((options, arguments))
+    }
+
+    static func notImplemented(_ details: String) -> APIError {
+        APIError(status: 400, code: "PGRST127", message: "Feature not implemented", details: details)
+    }
+
+    /// An integer up to 2^31-1, so no page arithmetic can overflow; a negative limit is PostgREST's 416.
+    private static func integer(_ text: String, name: String) throws(APIError) -> Int {
+        guard let number = Int(text.trimmingSpaces), number <= Int(Int32.max), number >= -Int(Int32.max) else {
+            throw APIError(status: 400, code: "PGRST100", message: "failed to parse \(name) parameter (\(JSONBody.printable(text)))",
+                           details: "\(name) must be an integer up to 2147483647")
+        }
+        return number
+    }
+
+    // MARK: select
+
+    private static func parseSelect(_ text: String, _ context: ColumnLookup) throws(APIError) -> [(name: String, column: Int)] {
+        var selected: [(name: String, column: Int)] = []
+        guard !text.isEmpty else { return selected }
+        for rawItem in topLevelItems(text) {
+            let item = rawItem.trimmingSpaces
+            let parseError = APIError(status: 400, code: "PGRST100", message: "failed to parse select parameter (\(JSONBody.printable(text)))",
+                                      details: "each item is *, a column, or alias:column")
+            guard !item.isEmpty else { throw parseError }
+            if item.hasSuffix(")") || item.contains("(") {
+                if item.hasPrefix("count()") || item.contains(".sum()") || item.contains(".avg()") || item.contains(".count()")
+                    || item.contains(".max()") || item.contains(".min()") {
+                    throw APIError(status: 400, code: "PGRST123", message: "Use of aggregate functions is not allowed")
+                }
+                var name = Substring(item.prefix { $0 != "(" && $0 != "!" })
+                if let colon = name.firstIndex(of: ":") { name = name[name.index(after: colon)...] }
+                while name.hasPrefix(".") { name = name.dropFirst() }
+                throw APIError(status: 400, code: "PGRST200",
+                               message: "Could not find a relationship between '\(context.relation)' and '\(JSONBody.printable(String(name)))' in the schema cache",
+                               details: "Function results embed nothing: \(context.relation) has no relationships")
+            }
+            if item.contains("::") { throw notImplemented("casts in select (\(JSONBody.printable(item))) are not implemented") }
+            if item.contains("->") { throw notImplemented("JSON paths in select (\(JSONBody.printable(item))) are not implemented") }
+            if item == "*" {
+                selected += context.columns.enumerated().map { ($0.element.name, $0.offset) }
+                continue
+            }
+            var alias: String?
+            var name = item
+            if let colon = item.firstIndex(of: ":") {
+                alias = String(item[..<colon]).trimmingSpaces
+                name = String(item[item.index(after: colon)...]).trimmingSpaces
+                guard let label = alias, !label.isEmpty, !name.isEmpty, name != "*" else { throw parseError }
+            }
+            selected.append((alias ?? name, try context.index(of: name)))
+        }
+        return selected
+    }
+
+    /// Splits at commas outside parentheses and double quotes.
+    private static func topLevelItems(_ text: String) -> [Substring] {
+        var items: [Substring] = []
+        var depth = 0
+        var quoted = false
+        var start = text.startIndex
+        for index in text.indices {
+            switch text[index] {
+            case "\"": quoted.toggle()
+            case "(" where !quoted: depth += 1
+            case ")" where !quoted: depth -= 1
+            case "," where !quoted && depth == 0:
+                items.append(text[start..<index])
+                start = text.index(after: index)
+            default: break
+            }
+        }
+        items.append(text[start...])
+        return items
+    }
+
+    // MARK: order
+
+    private static func parseOrder(_ text: String, _ context: ColumnLookup) throws(APIError) -> [OrderTerm] {
+        var terms: [OrderTerm] = []
+        for rawTerm in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let term = rawTerm.trimmingSpaces
+            let parseError = APIError(status: 400, code: "PGRST100", message: "failed to parse order (\(JSONBody.printable(text)))",
+                                      details: "each term is column[.asc|.desc][.nullsfirst|.nullslast]")
+            if term.contains("(") { throw notImplemented("ordering by an embedded resource (\(JSONBody.printable(term))) is not implemented") }
+            if term.contains("->") { throw notImplemented("ordering by a JSON path (\(JSONBody.printable(term))) is not implemented") }
+            var parts = term.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard let name = parts.first, !name.isEmpty else { throw parseError }
+            parts.removeFirst()
+            var descending = false
+            var nullsFirst: Bool?
+            if let direction = parts.first, direction == "asc" || direction == "desc" {
+                descending = direction == "desc"
+                parts.removeFirst()
+            }
+            if let nulls = parts.first, nulls == "nullsfirst" || nulls == "nullslast" {
+                nullsFirst = nulls == "nullsfirst"
+                parts.removeFirst()
+            }
+            guard parts.isEmpty else { throw parseError }
+            // PostgreSQL's defaults: NULLS LAST ascending, NULLS FIRST descending.
+            terms.append(OrderTerm(column: try context.index(of: name), descending: descending,
+                                   nullsFirst: nullsFirst ?? descending))
+        }
+        return terms
+    }
+
+    // MARK: filters
+
+    /// An operator expression as PostgREST reads one, before its operand is typed.
+    enum ParsedOperator: Equatable {
+        case compare(RowFilter.Comparison, String, negated: Bool)
+        case list([String], negated: Bool)
+        case isNull(Bool, negated: Bool)
+        /// `is.true|false|unknown`: only for boolean columns, which no result here has.
+        case isTruth(String, negated: Bool)
+        /// A PostgREST operator pricesvc does not implement, by name.
+        case unsupported(String)
+        /// Started like an operator (`not.`, `in.`, `is.`) but is not a valid one.
+        case malformed
+    }
+
+    /// Mirrors PostgREST's grammar for which values are operator expressions: `[not.]op.value`
+    /// with op one of PostgREST's operators. `nil` when the value is not one (then it is a
+    /// function argument in the GET form, and a parse error otherwise).
+    static func parseOperator(_ value: String) -> ParsedOperator? {
+        // Unicode scalars, not Characters: a combining mark after `.` or `(` must not hide them.
+        var rest = Substring(value).unicodeScalars
+        let negated = rest.starts(with: "not.".unicodeScalars)
+        if negated { rest = rest.dropFirst(4) }
+        let tokenEnd = rest.firstIndex { $0 == "." || $0 == "(" } ?? rest.endIndex
+        let token = String(String.UnicodeScalarView(rest[..<tokenEnd]))
+        var afterToken = rest[tokenEnd...]
+        var quantifier: String?
+        if afterToken.first == "(", let close = afterToken.firstIndex(of: ")") {
+            quantifier = String(String.UnicodeScalarView(afterToken[afterToken.index(after: afterToken.startIndex)..<close]))
+            afterToken = afterToken[afterToken.index(after: close)...]
+        }
+        guard afterToken.first == "." else { return negated ? .malformed : nil }
+        let operand = String(String.UnicodeScalarView(afterToken.dropFirst()))
+        let comparisons: [String: RowFilter.Comparison] = ["eq": .eq, "neq": .neq, "gt": .gt, "gte": .gte, "lt": .lt, "lte": .lte]
+        switch token {
+        case "in" where quantifier == nil:
+            guard let items = listItems(operand) else { return .malformed }
+            return .list(items, negated: negated)
+        case "is" where quantifier == nil:
+            switch operand.lowercased() {
+            case "null": return .isNull(true, negated: negated)
+            case "not_null": return .isNull(false, negated: negated)
+            case "true", "false", "unknown": return .isTruth(operand.lowercased(), negated: negated)
+            default: return .malformed
+            }
+        case "eq", "gt", "gte", "lt", "lte", "like", "ilike", "match", "imatch":
+            if let quantifier {
+                guard quantifier == "any" || quantifier == "all" else { return negated ? .malformed : nil }
+                return .unsupported("\(token)(\(quantifier))")
+            }
+            guard let comparison = comparisons[token] else { return .unsupported(token) }
+            return .compare(comparison, operand, negated: negated)
+        case "neq" where quantifier == nil:
+            return .compare(.neq, operand, negated: negated)
+        case "cs", "cd", "ov", "sl", "sr", "nxr", "nxl", "adj", "isdistinct":
+            return quantifier == nil ? .unsupported(token) : (negated ? .malformed : nil)
+        case "fts", "plfts", "phfts", "wfts":
+            return .unsupported(token)
+        default:
+            return negated ? .malformed : nil
+        }
+    }
+
+    /// `(a,b,"c,d")`: PostgREST's list, quoted items with backslash escapes.
+    static func listItems(_ text: String) -> [String]? {
+        var scalars = Substring(text).unicodeScalars
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        guard scalars.count >= 2, scalars.first == "(", scalars.last == ")" else { return nil }
+        let inner = Array(scalars.dropFirst().dropLast())
+        if inner.isEmpty { return [] }
+        var items: [String] = []
+        var index = 0
+        while true {
+            var item = String.UnicodeScalarView()
+            if index < inner.count, inner[index] == "\"" {
+                index += 1
+                while index < inner.count, inner[index] != "\"" {
+                    if inner[index] == "\\", index + 1 < inner.count { index += 1 }
+                    item.append(inner[index])
+                    index += 1
+                }
+                guard index < inner.count else { return nil }
+                index += 1
+                guard index == inner.count || inner[index] == "," else { return nil }
+            } else {
+                while index < inner.count, inner[index] != "," {
+                    guard inner[index] != ")" else { return nil }
+                    item.append(inner[index])
+                    index += 1
+                }
+            }
+            items.append(String(item))
+            if index == inner.count { return items }
+            index += 1  // the comma
+        }
+    }
+
+    private static func filter(_ key: String, _ parsed: ParsedOperator, _ context: ColumnLookup) throws(APIError) -> RowFilter {
+        if key.contains("->") { throw notImplemented("filters on JSON paths (\(JSONBody.printable(key))) are not implemented") }
+        switch parsed {
+        case .unsupported(let name):
+            throw notImplemented("the '\(name)' operator is not implemented; pricesvc implements \(operators)")
+        case .malformed:
+            throw APIError(status: 400, code: "PGRST100", message: "failed to parse filter (\(JSONBody.printable(key)))",
+                           details: "expecting an operator: \(operators)")
+        default: break
+        }
+        let column = try context.index(of: key)
+        let type = context.columns[column].type
+        func typed(_ text: String) throws(APIError) -> TypedValue {
+            switch type.value(text) {
+            case .success(let value): return value
+            case .failure(let error): throw error
+            }
+        }
+        switch parsed {
+        case .compare(let comparison, let operand, let negated):
+            return RowFilter(column: column, negated: negated, test: .compare(comparison, try typed(operand)))
+        case .list(let items, let negated):
+            var values: [TypedValue] = []
+            for item in items { values.append(try typed(item)) }
+            return RowFilter(column: column, negated: negated, test: .oneOf(values))
+        case .isNull(let isNull, let negated):
+            return RowFilter(column: column, negated: negated, test: .isNull(isNull))
+        case .isTruth(let truth, _):
+            throw APIError.badRequest("42804", "argument of IS \(truth.uppercased()) must be type boolean, not type \(type.sqlName)")
+        case .unsupported, .malformed:
+            preconditionFailure("handled above")
+        }
+    }
+
+    static func preferCount(_ header: String?) throws(APIError) -> Bool {
+        switch PreferHeader.parse(header, accepting: PreferHeader.forFunctions) {
+        case .success(let preferences): return preferences.contains("count=exact")
+        case .failure(let error): throw error
+        }
+    }
+}
+
+/// Resolves column names of one function's result.
+private struct ColumnLookup {
+    let columns: [ResultColumn]
+    let relation: String
+
+    func index(of name: String) throws(APIError) -> Int {
+        guard let index = columns.firstIndex(where: { $0.name == name }) else {
+            throw APIError.badRequest("42703", "column \(relation).\(JSONBody.printable(name)) does not exist",
+                                      hint: "Columns: \(columns.map(\.name).joined(separator: ", "))")
+        }
+        return index
+    }
+}
+
+/// One horizontal filter, evaluated with SQL's three-valued logic: a comparison with NULL is
+/// unknown, `not.` of unknown stays unknown, and only rows for which every filter is true remain.
+struct RowFilter: Sendable, Equatable {
+    enum Comparison: Sendable, Equatable { case eq, neq, gt, gte, lt, lte }
+    enum Test: Sendable, Equatable {
+        case compare(Comparison, TypedValue)
+        case oneOf([TypedValue])
+        /// true: `is.null`; false: `is.not_null`.
+        case isNull(Bool)
+    }
+
+    var column: Int
+    var negated: Bool
+    var test: Test
+
+    func evaluate(_ cell: TypedValue?) -> Bool? {
+        let result: Bool?
+        switch test {
+        case .isNull(let wantsNull):
+            result = (cell == nil) == wantsNull
+        case .compare(let comparison, let operand):
+            guard let cell else { return nil }
+            switch comparison {
+            case .eq: result = cell == operand
+            case .neq: result = cell != operand
+            case .gt: result = operand < cell
+            case .gte: result = !(cell < operand)
+            case .lt: result = cell < operand
+            case .lte: result = !(operand < cell)
+            }
+        case .oneOf(let values):
+            guard let cell else { return nil }
+            result = values.contains(cell)
+        }
+        return negated ? result.map { !$0 } : result
+    }
+}
+
+struct OrderTerm: Sendable, Equatable {
+    var column: Int
+    var descending: Bool
+    var nullsFirst: Bool
+}
+
+/// The page asked for with `limit`/`offset` and (GET only, as RFC 9110 and PostgREST say) the
+/// `Range` header, combined as PostgREST combines them: their intersection.
+struct RowRange: Sendable, Equatable {
+    var lower = 0
+    /// Inclusive; nil is unbounded.
+    var upper: Int?
+
+    init() {}
+
+    init(limit: Int?, offset: Int?, header: String?) throws(APIError) {
+        lower = offset ?? 0
+        if let limit {
+            if limit == 0 {
+                upper = lower - 1
+                return
+            }
+            upper = lower + limit - 1
+        }
+        var headerIsEmpty = false
+        if let header, let (from, to) = Self.parseHeader(header) {
+            if let to, to < from { headerIsEmpty = true }
+            lower = max(lower, from)
+            if let to { upper = min(upper ?? to, to) }
+        }
+        if let upper, upper < lower {
+            throw APIError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
+                           details: headerIsEmpty ? "The lower boundary must be lower than or equal to the upper boundary in the Range header."
+                                                  : "Limit should be greater than or equal to zero.")
+        }
+    }
+
+    /// `Range: 0-9` or `Range: 10-`; anything else is ignored, as PostgREST ignores it.
+    static func parseHeader(_ text: String) -> (Int, Int?)? {
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
+              let from = Int(parts[0]) else { return nil }
+        if parts[1].isEmpty { return (from, nil) }
+        guard let to = Int(parts[1]) else { return nil }
+        return (from, to)
+    }
+}
+
+/// The media type negotiated from `Accept`.
+enum ResultFormat: Sendable, Equatable {
+    case json(stripNulls: Bool)
+    /// `application/vnd.pgrst.object+json`: exactly one row, as an object.
+    case object(stripNulls: Bool)
+    case csv
+
+    /// The first acceptable media range by quality (then order), as PostgREST picks; 406 PGRST107
+    /// when none is one pricesvc produces.
+    init(accept: String?) throws(APIError) {
+        guard let accept, !accept.trimmingSpaces.isEmpty else {
+            self = .json(stripNulls: false)
+            return
+        }
+        var ranges: [(media: String, stripNulls: Bool, quality: Double, position: Int)] = []
+        for (position, item) in accept.split(separator: ",").enumerated() {
+            let fields = item.split(separator: ";").map { $0.trimmingSpaces }
+            guard let media = fields.first?.lowercased(), !media.isEmpty else { continue }
+            var quality = 1.0
+            var stripNulls = false
+            for parameter in fields.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces.lowercased() }
+                if pair.first == "q", pair.count == 2 { quality = Double(pair[1]) ?? 1 }
+                if pair == ["nulls", "stripped"] { stripNulls = true }
+            }
+            if quality > 0 { ranges.append((media, stripNulls, quality, position)) }
+        }
+        ranges.sort { $0.quality != $1.quality ? $0.quality > $1.quality : $0.position < $1.position }
+        for range in ranges {
+            switch range.media {
+            case "application/json", "*/*":
+                self = .json(stripNulls: false); return
+            case "application/vnd.pgrst.array+json", "application/vnd.pgrst.array":
+                self = .json(stripNulls: range.stripNulls); return
+            case "application/vnd.pgrst.object+json", "application/vnd.pgrst.object":
+                self = .object(stripNulls: range.stripNulls); return
+            case "text/csv":
+                self = .csv; return
+            default: continue
+            }
+        }
+        let listed = accept.split(separator: ",").map { JSONBody.printable($0.trimmingSpaces) }.joined(separator: ", ")
+        throw APIError(status: 406, code: "PGRST107", message: "None of these media types are available: \(listed)",
+                       hint: "Available: application/json, application/vnd.pgrst.object+json, text/csv")
+    }
+}
+
+private extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
