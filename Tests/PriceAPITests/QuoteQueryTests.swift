@@ -25,7 +25,7 @@ struct QuoteQueryTests {
         let (statement, parameters) = try parse(#"{"duration":"PT90M","location_ids":[]}"#).get().call
         #expect(parameters == ["[]", "PT90M"])
         #expect(statement.sql.contains("duration => $2::interval"))
-        #expect(!statement.sql.contains("rate_kind") && !statement.sql.contains("starts_at"))
+        #expect(!statement.sql.contains("rate_kind =>") && !statement.sql.contains("starts_at =>"))
     }
 
     @Test("one prepared statement per combination of optional arguments, the full one being Statements.quotes")
@@ -105,6 +105,58 @@ struct QuoteQueryTests {
                                                       token: fixture.userToken()))
         #expect(response.status == 400)
         #expect(try JSONValue.parse(response.body, maxBytes: 4096)["code"] == "22023")
+    }
+
+    @Test("starts_at and duration are accepted exactly in the forms the OpenAPI document states", arguments: [
+        ("starts_at", "2026-03-02T17:30:00-05:00", true), ("starts_at", "2026-03-31 17:30Z", true),
+        ("starts_at", "2026-03-02", true), ("starts_at", "2026-02-30T10:00:00Z", false),
+        ("starts_at", "0000-01-01T00:00:00Z", false), ("starts_at", "0170-07-03T12:00:00-12", true),
+        ("starts_at", "0170-07-03-12", false), ("starts_at", "2026-03-02Z", false), ("starts_at", "soon", false), ("starts_at", "now", false),
+        ("duration", "PT2H", true), ("duration", "PT90M", true), ("duration", "PT1H30M", true), ("duration", "P1D", true),
+        ("duration", "P365DT23H", true), ("duration", "PT0H", false), ("duration", "P400D", false),
+        ("duration", "2 hours", false), ("duration", "PT30S", false), ("duration", "PT2H\n", false),
+    ])
+    func argumentForms(_ name: String, _ value: String, _ accepted: Bool) throws {
+        let result = parse("", method: "GET", query: [("location_ids", "{a}"), (name, value)])
+        switch result {
+        case .success: #expect(accepted, "\(name)=\(value)")
+        case .failure(let error):
+            #expect(!accepted, "\(name)=\(value): \(error.message)")
+            #expect(error.status == 400 && error.code == (name == "duration" ? "22023" : "22007"))
+        }
+        let pattern = try Regex(name == "duration" ? QuoteQuery.durationPattern : QuoteQuery.startsAtPattern)
+        if value.firstMatch(of: pattern) != nil { #expect(accepted, "the document states \(value) for \(name)") }
+    }
+
+    @Test("read options apply to the quotes' columns: booleans, bigints, order and select")
+    func readOptions() throws {
+        let rows: [[String?]] = [
+            ["a", "hourly", "USD", "350", "3", "150", "t", nil, "city", "2026-01-01 00:00:00+00"],
+            ["b", "hourly", "USD", nil, nil, nil, "f", "no_parking", "city", "2026-01-01 00:00:00+00"],
+            ["c", "hourly", "USD", nil, nil, "600", "t", nil, "city", "2026-01-01 00:00:00+00"],
+        ]
+        func render(_ query: [(String, String)]) throws -> JSONValue {
+            let request = HTTPRequest(method: "POST", path: "/rest/v1/rpc/price_quotes")
+            let options = try ReadOptions.parse(query: query.map { (name: $0.0, value: $0.1) }, headers: request,
+                                                columns: QuoteQuery.columns, relation: "price_quotes", isRead: false).get().0
+            let response = options.render(ResultSet(columns: QuoteQuery.columns, rows: rows))
+            return try JSONValue.parse(response.body, maxBytes: 1 << 16)
+        }
+        let allowed = try render([("published_allowed", "is.true"), ("order", "published_cents.desc"), ("select", "location_id,published_cents")])
+        #expect(allowed == (try JSONValue.parse(Array(#"[{"location_id":"c","published_cents":600},{"location_id":"a","published_cents":150}]"#.utf8), maxBytes: 4096)))
+        let refused = try render([("published_allowed", "eq.false"), ("select", "location_id,published_allowed,median_cents")])
+        #expect(refused == (try JSONValue.parse(Array(#"[{"location_id":"b","published_allowed":false,"median_cents":null}]"#.utf8), maxBytes: 4096)))
+        #expect(try render([("published_cents", "gt.3000000000")]).arrayValue?.isEmpty == true, "bigint operands beyond int4")
+        let request = HTTPRequest(method: "POST", path: "/rest/v1/rpc/price_quotes")
+        for (key, value, code) in [("published_allowed", "eq.yes", "22P02"), ("reports", "eq.3", "42703"),
+                                   ("location_id", "is.true", "42804")] {
+            guard case .failure(let error) = ReadOptions.parse(query: [(name: key, value: value)], headers: request,
+                                                               columns: QuoteQuery.columns, relation: "price_quotes", isRead: false) else {
+                Issue.record("accepted \(key)=\(value)")
+                continue
+            }
+            #expect(error.code == code, "\(key)=\(value)")
+        }
     }
 
     @Test("price_quotes is routed and has its own metrics label")

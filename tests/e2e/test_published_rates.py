@@ -10,7 +10,12 @@ import time
 import uuid
 from pathlib import Path
 
+import csv
+import io
+
 import pytest
+from postgrest.exceptions import APIError
+from supabase import create_client
 
 from helpers import assert_postgrest_error, report
 
@@ -184,6 +189,86 @@ def test_price_quotes_refuses_bad_arguments_like_price_medians(api, token, city)
     assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "rate_kind": "weekly"}, token), 400, "22023")
     assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"], "until": "PT1H"}, token), 404, "PGRST202")
     assert_postgrest_error(api.rpc("price_quotes", {"location_ids": ["a"]}, None), 401)
+
+
+@pytest.fixture
+def quotes(server, anon_key, api, db, city):
+    """supabase-py signed in as one of three aged reporters, and the arguments of a 2-hour evening stay at three
+    locations: Main St (median 350, published 150), the bay (no parking), the garage (published 600)."""
+    main_st, bay, garage = f"{city}:401", f"{city}:L7", f"{city}:22222222-2222-4222-8222-222222222222"
+    tokens = _aged_reporters(api, db)
+    for token, cents in zip(tokens, (300, 350, 400)):
+        assert api.submit(report(main_st, cents), token).status_code == 201
+    sdk = create_client(server.url, anon_key)
+    sdk.postgrest.auth(tokens[0])
+    args = {"location_ids": [main_st, bay, garage], "starts_at": EVENING, "duration": "PT2H"}
+    return {"sdk": sdk, "args": args, "main_st": main_st, "bay": bay, "garage": garage, "token": tokens[0]}
+
+
+def test_price_quotes_filters_apply_to_its_columns_booleans_included(quotes, api):
+    sdk, args = quotes["sdk"], quotes["args"]
+    allowed = sdk.rpc("price_quotes", args).eq("published_allowed", True).execute().data
+    assert sorted(r["location_id"] for r in allowed) == sorted([quotes["main_st"], quotes["garage"]])
+    refused = sdk.rpc("price_quotes", args).is_("published_allowed", "false").execute().data
+    assert [(r["location_id"], r["published_reason"]) for r in refused] == [(quotes["bay"], "no_parking")]
+    cheap = sdk.rpc("price_quotes", args).lt("published_cents", 500).not_.is_("median_cents", "null").execute().data
+    assert [r["location_id"] for r in cheap] == [quotes["main_st"]]
+    # The GET form: arguments and filters share the query string.
+    by_get = api.get("/rest/v1/rpc/price_quotes", token=quotes["token"],
+                     params={"location_ids": "{%s}" % ",".join(args["location_ids"]), "starts_at": EVENING,
+                             "duration": "PT2H", "published_reason": "eq.no_parking", "select": "location_id"})
+    assert by_get.status_code == 200 and by_get.json() == [{"location_id": quotes["bay"]}]
+
+
+def test_price_quotes_order_and_limit_pick_the_cheapest_published_stay(quotes):
+    sdk, args = quotes["sdk"], quotes["args"]
+    rows = sdk.rpc("price_quotes", args).order("published_cents").limit(2).execute().data
+    assert [(r["location_id"], r["published_cents"]) for r in rows] == [(quotes["main_st"], 150), (quotes["garage"], 600)]
+    dearest = (sdk.rpc("price_quotes", args).select("location_id,published_cents")
+               .order("published_cents", desc=True, nullsfirst=False).limit(1).execute().data)
+    assert dearest == [{"location_id": quotes["garage"], "published_cents": 600}]
+
+
+def test_price_quotes_single_returns_one_object_and_refuses_many(quotes):
+    sdk, args = quotes["sdk"], quotes["args"]
+    row = sdk.rpc("price_quotes", args).eq("location_id", quotes["garage"]).single().execute().data
+    assert isinstance(row, dict) and row["published_cents"] == 600 and row["median_cents"] is None
+    with pytest.raises(APIError) as error:
+        sdk.rpc("price_quotes", args).single().execute()
+    assert error.value.code == "PGRST116"
+
+
+def test_price_quotes_as_csv(quotes):
+    text = (quotes["sdk"].rpc("price_quotes", quotes["args"]).select("location_id,median_cents,published_cents,published_allowed")
+            .order("location_id").csv().execute().data)
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["location_id", "median_cents", "published_cents", "published_allowed"]
+    # PostgreSQL's text forms, as PostgREST gives them: NULL empty, booleans t and f.
+    expected = {quotes["main_st"]: ["350", "150", "t"], quotes["bay"]: ["", "", "f"], quotes["garage"]: ["", "600", "t"]}
+    assert [r[0] for r in rows[1:]] == sorted(expected)
+    assert {r[0]: r[1:] for r in rows[1:]} == expected
+
+
+def test_price_quotes_count_exact_gives_the_total_beside_a_page(quotes, api):
+    response = quotes["sdk"].rpc("price_quotes", quotes["args"], count="exact").order("location_id").limit(1).execute()
+    assert response.count == 3 and len(response.data) == 1
+    raw = api.post("/rest/v1/rpc/price_quotes", token=quotes["token"], json_body=quotes["args"],
+                   params={"limit": "1", "offset": "1"}, headers={"Prefer": "count=exact"})
+    assert raw.status_code == 206 and raw.headers["Content-Range"] == "1-1/3"
+
+
+@pytest.mark.parametrize("params,code,named", [
+    ({"reports": "eq.3"}, "42703", "reports"),                      # a column of price_medians, not of price_quotes
+    ({"select": "location_id,zone"}, "42703", "zone"),
+    ({"order": "last_reported_at"}, "42703", "last_reported_at"),
+    ({"published_allowed": "eq.maybe"}, "22P02", "maybe"),
+    ({"published_cents": "like.1*"}, "PGRST127", "like"),
+])
+def test_price_quotes_refuses_options_it_cannot_apply_by_name(quotes, api, params, code, named):
+    response = api.post("/rest/v1/rpc/price_quotes", token=quotes["token"], json_body=quotes["args"], params=params)
+    assert 400 <= response.status_code < 500, response.text
+    body = response.json()
+    assert body["code"] == code and named in json.dumps(body), body
 
 
 def test_analysts_read_the_published_tables_and_the_comparison_but_still_no_reports(api, db, city):

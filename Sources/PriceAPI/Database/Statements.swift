@@ -81,8 +81,12 @@ public enum Statements {
         """)
 
     /// `price_quotes` with every argument. A request that leaves some out uses `quotes(passing:)`.
-    static let quotes = PreparedStatement(name: "pricesvc_quotes", sql: """
-        select coalesce(pg_catalog.json_agg(q), '[]')::text
+    /// Its rows, typed by libpq's text output (`QuoteQuery.columns`, in this order), in the function's
+    /// order; `ReadOptions` filters, orders and pages them. The column list is written out (not
+    /// interpolated) so bench/pgbench_scripts.py reads the statement as sent.
+    static let quotes = PreparedStatement(name: "pricesvc_quotes_rows", sql: """
+        select q.location_id, q.rate_kind, q.currency, q.median_cents, q.reporters, q.published_cents,
+               q.published_allowed, q.published_reason, q.published_source, q.published_updated_at
         from public.price_quotes(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)),
                                  rate_kind => $2,
                                  starts_at => $3::timestamptz,
@@ -146,8 +150,9 @@ public enum Statements {
         for (index, argument) in ordered.enumerated() {
             list.append(argument.sql(parameter: index + 2))
         }
-        return PreparedStatement(name: "pricesvc_quotes_\(mask)", sql: """
-            select coalesce(pg_catalog.json_agg(q), '[]')::text
+        return PreparedStatement(name: "pricesvc_quotes_rows_\(mask)", sql: """
+            select q.location_id, q.rate_kind, q.currency, q.median_cents, q.reporters, q.published_cents,
+                   q.published_allowed, q.published_reason, q.published_source, q.published_updated_at
             from public.price_quotes(\(list.joined(separator: ",\n                         "))) q
             """)
     }

@@ -248,6 +248,58 @@ public enum OpenAPIDocument {
      }
     }
    },
+   "Quote": {
+    "type": "object",
+    "description": "A row of price_quotes: the community median beside the published (CDS) cost of the stay. Community columns are null below the threshold, published columns null without a city feed for the location; with select= only the selected (or aliased) columns",
+    "properties": {
+     "location_id": {
+      "type": "string"
+     },
+     "rate_kind": {
+      "$ref": "#/components/schemas/RateKind"
+     },
+     "currency": {
+      "type": "string"
+     },
+     "median_cents": {
+      "type": "integer",
+      "nullable": true
+     },
+     "reporters": {
+      "type": "integer",
+      "minimum": 3,
+      "nullable": true
+     },
+     "published_cents": {
+      "type": "integer",
+      "nullable": true,
+      "description": "null when published_allowed is false"
+     },
+     "published_allowed": {
+      "type": "boolean",
+      "nullable": true
+     },
+     "published_reason": {
+      "type": "string",
+      "nullable": true,
+      "enum": [
+       "no_parking",
+       "max_stay",
+       "no_data",
+       null
+      ]
+     },
+     "published_source": {
+      "type": "string",
+      "nullable": true
+     },
+     "published_updated_at": {
+      "type": "string",
+      "format": "date-time",
+      "nullable": true
+     }
+    }
+   },
    "Error": {
     "type": "object",
     "required": [
@@ -593,6 +645,69 @@ public enum OpenAPIDocument {
     "description": "first-last or first- (rows, GET only); intersected with limit/offset; anything else is ignored",
     "schema": {
      "type": "string"
+    }
+   },
+   "select_quotes": {
+    "name": "select",
+    "in": "query",
+    "description": "Columns to return: *, column, or alias:column, comma-separated",
+    "schema": {
+     "type": "string",
+     "pattern": "^((\\*|([A-Za-z_][A-Za-z0-9_]*:)?(location_id|rate_kind|currency|median_cents|reporters|published_cents|published_allowed|published_reason|published_source|published_updated_at))(,(\\*|([A-Za-z_][A-Za-z0-9_]*:)?(location_id|rate_kind|currency|median_cents|reporters|published_cents|published_allowed|published_reason|published_source|published_updated_at)))*)?$(?!\n)"
+    }
+   },
+   "order_quotes": {
+    "name": "order",
+    "in": "query",
+    "description": "column[.asc|.desc][.nullsfirst|.nullslast], comma-separated",
+    "schema": {
+     "type": "string",
+     "pattern": "^(location_id|rate_kind|currency|median_cents|reporters|published_cents|published_allowed|published_reason|published_source|published_updated_at)(\\.(asc|desc))?(\\.(nullsfirst|nullslast))?(,(location_id|rate_kind|currency|median_cents|reporters|published_cents|published_allowed|published_reason|published_source|published_updated_at)(\\.(asc|desc))?(\\.(nullsfirst|nullslast))?)*$(?!\n)"
+    }
+   },
+   "filter_published_cents": {
+    "name": "published_cents",
+    "in": "query",
+    "description": "Filter on published_cents (bigint): [not.]eq|neq|gt|gte|lt|lte.value, in.(a,b), is.null, is.not_null",
+    "schema": {
+     "type": "string",
+     "pattern": "^(not\\.)?((eq|neq|gt|gte|lt|lte)\\.-?[0-9]{1,18}|in\\.\\(-?[0-9]{1,18}(,-?[0-9]{1,18})*\\)|is\\.(null|not_null))$(?!\n)"
+    }
+   },
+   "filter_published_allowed": {
+    "name": "published_allowed",
+    "in": "query",
+    "description": "Filter on published_allowed (boolean): [not.]eq|neq|gt|gte|lt|lte.true|false, in.(true,false), is.null, is.not_null, is.true, is.false, is.unknown",
+    "schema": {
+     "type": "string",
+     "pattern": "^(not\\.)?((eq|neq|gt|gte|lt|lte)\\.([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])|in\\.\\(([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])(,([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]))*\\)|is\\.(null|not_null|true|false|unknown))$(?!\n)"
+    }
+   },
+   "filter_published_reason": {
+    "name": "published_reason",
+    "in": "query",
+    "description": "Filter on published_reason (text): [not.]eq|neq|gt|gte|lt|lte.value, in.(a,b), is.null, is.not_null",
+    "schema": {
+     "type": "string",
+     "pattern": "^(not\\.)?((eq|neq|gt|gte|lt|lte)\\.[^\u0000]*|in\\.\\([^\",()\u0000]+(,[^\",()\u0000]+)*\\)|is\\.(null|not_null))$(?!\n)"
+    }
+   },
+   "filter_published_source": {
+    "name": "published_source",
+    "in": "query",
+    "description": "Filter on published_source (text): [not.]eq|neq|gt|gte|lt|lte.value, in.(a,b), is.null, is.not_null",
+    "schema": {
+     "type": "string",
+     "pattern": "^(not\\.)?((eq|neq|gt|gte|lt|lte)\\.[^\u0000]*|in\\.\\([^\",()\u0000]+(,[^\",()\u0000]+)*\\)|is\\.(null|not_null))$(?!\n)"
+    }
+   },
+   "filter_published_updated_at": {
+    "name": "published_updated_at",
+    "in": "query",
+    "description": "Filter on published_updated_at (timestamptz): [not.]eq|neq|gt|gte|lt|lte.value, in.(a,b), is.null, is.not_null",
+    "schema": {
+     "type": "string",
+     "pattern": "^(not\\.)?((eq|neq|gt|gte|lt|lte)\\.[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-4])(:[0-5][0-9])?)?|in\\.\\([0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-4])(:[0-5][0-9])?)?(,[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-4])(:[0-5][0-9])?)?)*\\)|is\\.(null|not_null))$(?!\n)"
     }
    },
    "filter_location_id": {
@@ -1656,6 +1771,419 @@ public enum OpenAPIDocument {
        "application/vnd.pgrst.object+json": {
         "schema": {
          "$ref": "#/components/schemas/Median"
+        }
+       },
+       "text/csv": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/RestBadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/RestUnauthorized"
+     },
+     "413": {
+      "$ref": "#/components/responses/RestTooLarge"
+     },
+     "429": {
+      "$ref": "#/components/responses/RestTooManyRequests"
+     },
+     "404": {
+      "description": "No such function or arguments (PGRST202)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "406": {
+      "description": "No media type pricesvc produces (PGRST107), or a single object asked of a result that is not one row (PGRST116)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "416": {
+      "description": "Range not satisfiable (PGRST103): a negative limit, a backwards Range, or an offset past a counted total",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "$ref": "#/components/responses/RestUnavailable"
+     }
+    }
+   }
+  },
+  "/rest/v1/rpc/price_quotes": {
+   "post": {
+    "operationId": "price_quotes_post",
+    "summary": "For up to 50 locations: the community median beside what the city's published (CDS) rates charge for a stay from starts_at for duration; locations with neither are absent",
+    "security": [
+     {
+      "apikey": [],
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/select_quotes"
+     },
+     {
+      "$ref": "#/components/parameters/order_quotes"
+     },
+     {
+      "$ref": "#/components/parameters/limit"
+     },
+     {
+      "$ref": "#/components/parameters/offset"
+     },
+     {
+      "$ref": "#/components/parameters/PreferRead"
+     },
+     {
+      "$ref": "#/components/parameters/Accept"
+     },
+     {
+      "$ref": "#/components/parameters/filter_location_id"
+     },
+     {
+      "$ref": "#/components/parameters/filter_rate_kind"
+     },
+     {
+      "$ref": "#/components/parameters/filter_currency"
+     },
+     {
+      "$ref": "#/components/parameters/filter_median_cents"
+     },
+     {
+      "$ref": "#/components/parameters/filter_reporters"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_cents"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_allowed"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_reason"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_source"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_updated_at"
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "location_ids"
+        ],
+        "additionalProperties": false,
+        "properties": {
+         "location_ids": {
+          "type": "array",
+          "maxItems": 50,
+          "items": {
+           "type": "string",
+           "pattern": "^[^\u0000]*$(?!\n)"
+          }
+         },
+         "rate_kind": {
+          "type": "string",
+          "enum": [
+           \#(RateKind.jsonItems)
+          ],
+          "default": "hourly"
+         },
+         "starts_at": {
+          "type": "string",
+          "pattern": "\#(QuoteQuery.startsAtPattern)",
+          "example": "2026-03-02T17:30:00-05:00",
+          "description": "When the stay starts (default now): ISO 8601, without an offset UTC"
+         },
+         "duration": {
+          "type": "string",
+          "pattern": "\#(QuoteQuery.durationPattern)",
+          "example": "PT2H",
+          "description": "How long the stay lasts (default PT1H): PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H], more than 0 and at most 366 days"
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "The function's rows, filtered, ordered and paged as asked",
+      "headers": {
+       "Content-Range": {
+        "$ref": "#/components/headers/ContentRange"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/Quote"
+         }
+        }
+       },
+       "application/vnd.pgrst.object+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Quote"
+        }
+       },
+       "text/csv": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "206": {
+      "description": "Part of the rows (Prefer: count=exact and a page smaller than the total)",
+      "headers": {
+       "Content-Range": {
+        "$ref": "#/components/headers/ContentRange"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/Quote"
+         }
+        }
+       },
+       "application/vnd.pgrst.object+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Quote"
+        }
+       },
+       "text/csv": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/RestBadRequest"
+     },
+     "401": {
+      "$ref": "#/components/responses/RestUnauthorized"
+     },
+     "413": {
+      "$ref": "#/components/responses/RestTooLarge"
+     },
+     "429": {
+      "$ref": "#/components/responses/RestTooManyRequests"
+     },
+     "404": {
+      "description": "No such function or arguments (PGRST202)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "406": {
+      "description": "No media type pricesvc produces (PGRST107), or a single object asked of a result that is not one row (PGRST116)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "416": {
+      "description": "Range not satisfiable (PGRST103): a negative limit, a backwards Range, or an offset past a counted total",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "$ref": "#/components/responses/RestUnavailable"
+     }
+    }
+   },
+   "get": {
+    "operationId": "price_quotes_get",
+    "summary": "Same as POST; arguments and options share the query string",
+    "security": [
+     {
+      "apikey": [],
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "name": "location_ids",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "pattern": "^\\{([^{}\",\u0000]+(,[^{}\",\u0000]+){0,49})?\\}$(?!\n)",
+       "example": "{sfmta:garage-1,sfmta:garage-2}",
+       "description": "PostgreSQL's array literal, at most 50 ids"
+      }
+     },
+     {
+      "name": "rate_kind",
+      "in": "query",
+      "description": "One rate kind (default hourly)",
+      "schema": {
+       "type": "string",
+       "enum": [
+        \#(RateKind.jsonItems)
+       ]
+      }
+     },
+     {
+      "name": "starts_at",
+      "in": "query",
+      "description": "When the stay starts (default now): ISO 8601, without an offset UTC",
+      "schema": {
+       "type": "string",
+       "pattern": "\#(QuoteQuery.startsAtPattern)",
+       "example": "2026-03-02T17:30:00-05:00"
+      }
+     },
+     {
+      "name": "duration",
+      "in": "query",
+      "description": "How long the stay lasts (default PT1H): PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H], more than 0 and at most 366 days",
+      "schema": {
+       "type": "string",
+       "pattern": "\#(QuoteQuery.durationPattern)",
+       "example": "PT2H"
+      }
+     },
+     {
+      "$ref": "#/components/parameters/select_quotes"
+     },
+     {
+      "$ref": "#/components/parameters/order_quotes"
+     },
+     {
+      "$ref": "#/components/parameters/limit"
+     },
+     {
+      "$ref": "#/components/parameters/offset"
+     },
+     {
+      "$ref": "#/components/parameters/PreferRead"
+     },
+     {
+      "$ref": "#/components/parameters/Accept"
+     },
+     {
+      "$ref": "#/components/parameters/Range"
+     },
+     {
+      "$ref": "#/components/parameters/filter_location_id"
+     },
+     {
+      "$ref": "#/components/parameters/filter_currency"
+     },
+     {
+      "$ref": "#/components/parameters/filter_median_cents"
+     },
+     {
+      "$ref": "#/components/parameters/filter_reporters"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_cents"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_allowed"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_reason"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_source"
+     },
+     {
+      "$ref": "#/components/parameters/filter_published_updated_at"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The function's rows, filtered, ordered and paged as asked",
+      "headers": {
+       "Content-Range": {
+        "$ref": "#/components/headers/ContentRange"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/Quote"
+         }
+        }
+       },
+       "application/vnd.pgrst.object+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Quote"
+        }
+       },
+       "text/csv": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "206": {
+      "description": "Part of the rows (Prefer: count=exact and a page smaller than the total)",
+      "headers": {
+       "Content-Range": {
+        "$ref": "#/components/headers/ContentRange"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "array",
+         "items": {
+          "$ref": "#/components/schemas/Quote"
+         }
+        }
+       },
+       "application/vnd.pgrst.object+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Quote"
         }
        },
        "text/csv": {

@@ -1,3 +1,4 @@
+import Foundation
 import PriceDB
 
 /// A call of `price_quotes`: the community median beside the published cost of a planned stay.
@@ -6,8 +7,10 @@ import PriceDB
 /// `location_ids` is required, `rate_kind`, `starts_at` (a timestamp, e.g. `2026-03-02T17:30:00-05:00`) and
 /// `duration` (ISO 8601, e.g. `PT2H`) are optional; unknown or missing names mean "no such function".
 /// An argument left out is left out of the SQL call too, so the function's own defaults apply (hourly,
-/// now, one hour). Parsed on the event loop; what the values mean (a known rate kind, a valid time and
-/// duration, at most 50 ids) is the database's to decide, exactly as for `price_medians`.
+/// now, one hour). Parsed on the event loop: `starts_at` and `duration` are checked here against the
+/// forms the OpenAPI document states (so a schema-valid value is accepted and nothing else is); a known
+/// rate kind, a duration within 366 days and at most 50 ids are the database's to decide, as for
+/// `price_medians`. Its rows take PostgREST's read options like the median functions' (`columns`).
 struct QuoteQuery: Sendable, Equatable {
     var locationIDs: [String]
     var rateKind: String?
@@ -16,6 +19,22 @@ struct QuoteQuery: Sendable, Equatable {
 
     static let functionName = RPCFunction.priceQuotes.rawValue
 
+    /// The function's result columns as it declares them (`returns table(...)`); the statements select
+    /// exactly these, in this order, and the read options (filters, select, order, …) name them.
+    static let columns: [ResultColumn] = [
+        ResultColumn(name: "location_id", type: .text),
+        ResultColumn(name: "rate_kind", type: .text),
+        ResultColumn(name: "currency", type: .text),
+        ResultColumn(name: "median_cents", type: .integer),
+        ResultColumn(name: "reporters", type: .integer),
+        ResultColumn(name: "published_cents", type: .bigint),
+        ResultColumn(name: "published_allowed", type: .boolean),
+        ResultColumn(name: "published_reason", type: .text),
+        ResultColumn(name: "published_source", type: .text),
+        ResultColumn(name: "published_updated_at", type: .timestamptz),
+    ]
+
+    /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
     static func parse(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
                       contentType: String?) -> Result<QuoteQuery, APIError> {
         let arguments: [(String, MedianQuery.Argument)]
@@ -45,12 +64,41 @@ struct QuoteQuery: Sendable, Equatable {
             }
             switch key {
             case "rate_kind": quote.rateKind = text
-            case "starts_at": quote.startsAt = text
-            default: quote.duration = text
+            case "starts_at":
+                guard text.wholeMatch(of: startsAtForm) != nil, Timestamp.microseconds(text) != nil else {
+                    return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: "
+                                                    + "\"\(JSONBody.printable(String(text.prefix(60))))\"",
+                                                hint: "starts_at is ISO 8601, e.g. 2026-03-02T17:30:00-05:00; without an offset it is UTC"))
+                }
+                quote.startsAt = text
+            default:
+                guard text.wholeMatch(of: durationForm) != nil else {
+                    return .failure(.badRequest("22023", "duration must be an ISO 8601 duration of more than 0 and at most 366 days: "
+                                                    + "PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H]",
+                                                details: "Got '\(JSONBody.printable(String(text.prefix(60))))'",
+                                                hint: "e.g. PT2H, PT90M, PT1H30M, P1D"))
+                }
+                quote.duration = text
             }
         }
         return .success(quote)
     }
+
+    /// The `starts_at` pricesvc passes on: ISO 8601 as `Timestamp` reads it (a date, or a date and time to
+    /// the microsecond with an optional offset; year 0 is no year to PostgreSQL). Checked here, before the database,
+    /// so that what the OpenAPI document states (`startsAtPattern`) is what is accepted.
+    static let startsAtCore = "([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(0[1-9]|1[0-2])-DAY"
+        + "([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,6})?)?(Z|[+-](0[0-9]|1[0-4])(:[0-5][0-9])?)?)?"
+    /// The document's form: days up to 28, so every value it describes is a real date.
+    static let startsAtPattern = "^" + startsAtCore.replacingOccurrences(of: "DAY", with: "(0[1-9]|1[0-9]|2[0-8])") + "$(?!\\n)"
+    /// The durations accepted: ISO 8601, more than 0 and at most 366 days by construction (at most
+    /// 999 hours 59 minutes, 9999 minutes, or 365 days and 23 hours), so the document states them exactly.
+    static let durationCore = "P(T([1-9][0-9]{0,2}H([0-5]?[0-9]M)?|[1-9][0-9]{0,3}M)|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-5])D(T(1?[0-9]|2[0-3])H)?)"
+    static let durationPattern = "^" + durationCore + "$(?!\\n)"
+
+    nonisolated(unsafe) private static let startsAtForm =
+        try! Regex(startsAtCore.replacingOccurrences(of: "DAY", with: "(0[1-9]|[12][0-9]|3[01])"))
+    nonisolated(unsafe) private static let durationForm = try! Regex(durationCore)
 
     /// The prepared statement for the arguments given, and its parameters: the ids as one JSON array
     /// (as for `price_medians`), then the optional arguments present, in the function's order.

@@ -307,8 +307,12 @@ struct ReadOptions: Sendable {
             return RowFilter(column: column, negated: negated, test: .oneOf(values))
         case .isNull(let isNull, let negated):
             return RowFilter(column: column, negated: negated, test: .isNull(isNull))
-        case .isTruth(let truth, _):
-            throw APIError.badRequest("42804", "argument of IS \(truth.uppercased()) must be type boolean, not type \(type.sqlName)")
+        case .isTruth(let truth, let negated):
+            guard type == .boolean else {
+                throw APIError.badRequest("42804", "argument of IS \(truth.uppercased()) must be type boolean, not type \(type.sqlName)")
+            }
+            return RowFilter(column: column, negated: negated,
+                             test: .isTruth(truth == "unknown" ? nil : .boolean(truth == "true")))
         case .unsupported, .malformed:
             preconditionFailure("handled above")
         }
@@ -345,6 +349,8 @@ struct RowFilter: Sendable, Equatable {
         case oneOf([TypedValue])
         /// true: `is.null`; false: `is.not_null`.
         case isNull(Bool)
+        /// `is.true` / `is.false` (the value) or `is.unknown` (nil): never NULL itself.
+        case isTruth(TypedValue?)
     }
 
     var column: Int
@@ -356,6 +362,8 @@ struct RowFilter: Sendable, Equatable {
         switch test {
         case .isNull(let wantsNull):
             result = (cell == nil) == wantsNull
+        case .isTruth(let truth):
+            result = cell == truth
         case .compare(let comparison, let operand):
             guard let cell else { return nil }
             switch comparison {

@@ -78,7 +78,7 @@ extension ReadOptions {
         }
     }
 
-    /// A row as `row_to_json` writes it: integers as numbers, timestamps in ISO 8601.
+    /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601.
     static func object(_ row: [String?], columns: [(name: String, column: Int)], types: [ColumnType],
                        stripNulls: Bool, into writer: inout JSONWriter) {
         writer.beginObject()
@@ -90,7 +90,8 @@ extension ReadOptions {
             writer.key(name)
             switch types[column] {
             case .text: writer.string(text)
-            case .integer: writer.number(literal: text)
+            case .integer, .bigint: writer.number(literal: text)
+            case .boolean: writer.bool(text == "t")
             case .timestamptz: writer.string(Timestamp.jsonForm(text))
             }
         }

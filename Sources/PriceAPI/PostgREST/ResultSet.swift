@@ -19,6 +19,10 @@ enum ColumnType: Sendable, Equatable {
     case text
     /// `integer` (int4)
     case integer
+    /// `bigint` (int8)
+    case bigint
+    /// `boolean`: libpq's text output is `t` or `f`
+    case boolean
     /// `timestamptz`
     case timestamptz
 
@@ -26,6 +30,8 @@ enum ColumnType: Sendable, Equatable {
         switch self {
         case .text: return "text"
         case .integer: return "integer"
+        case .bigint: return "bigint"
+        case .boolean: return "boolean"
         case .timestamptz: return "timestamp with time zone"
         }
     }
@@ -35,18 +41,29 @@ enum ColumnType: Sendable, Equatable {
         switch self {
         case .text:
             return .success(.text(Array(text.utf8)))
-        case .integer:
+        case .integer, .bigint:
             let trimmed = text.trimmingSpaces
             var digits = Substring(trimmed)
             if digits.first == "+" || digits.first == "-" { digits = digits.dropFirst() }
             guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                return .failure(.badRequest("22P02", "invalid input syntax for type integer: \"\(JSONBody.printable(text))\""))
+                return .failure(.badRequest("22P02", "invalid input syntax for type \(sqlName): \"\(JSONBody.printable(text))\""))
             }
             guard let number = Int64(trimmed.hasPrefix("+") ? String(trimmed.dropFirst()) : trimmed),
-                  number >= Int64(Int32.min), number <= Int64(Int32.max) else {
-                return .failure(.badRequest("22003", "value \"\(JSONBody.printable(text))\" is out of range for type integer"))
+                  self == .bigint || (number >= Int64(Int32.min) && number <= Int64(Int32.max)) else {
+                return .failure(.badRequest("22003", "value \"\(JSONBody.printable(text))\" is out of range for type \(sqlName)"))
             }
             return .success(.integer(number))
+        case .boolean:
+            // PostgreSQL reads more spellings (yes, on, 1, prefixes); pricesvc reads true and false in any
+            // case (postgrest-py sends Python's True), the ones the OpenAPI document states, and refuses the
+            // rest rather than guess.
+            switch text.lowercased() {
+            case "true": return .success(.boolean(true))
+            case "false": return .success(.boolean(false))
+            default:
+                return .failure(.badRequest("22P02", "invalid input syntax for type boolean: \"\(JSONBody.printable(text))\"",
+                                            hint: "Use true or false"))
+            }
         case .timestamptz:
             guard let micros = Timestamp.microseconds(text) else {
                 return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: \"\(JSONBody.printable(text))\"",
@@ -61,7 +78,8 @@ enum ColumnType: Sendable, Equatable {
         guard let text else { return nil }
         switch self {
         case .text: return .text(Array(text.utf8))
-        case .integer: return Int64(text).map(TypedValue.integer)
+        case .integer, .bigint: return Int64(text).map(TypedValue.integer)
+        case .boolean: return text == "t" ? .boolean(true) : text == "f" ? .boolean(false) : nil
         case .timestamptz: return Timestamp.microseconds(text).map(TypedValue.timestamp)
         }
     }
@@ -73,12 +91,15 @@ enum TypedValue: Sendable, Equatable {
     case integer(Int64)
     /// Microseconds since 1970-01-01 00:00 UTC.
     case timestamp(Int64)
+    /// false sorts before true, as in PostgreSQL.
+    case boolean(Bool)
 
     static func < (lhs: TypedValue, rhs: TypedValue) -> Bool {
         switch (lhs, rhs) {
         case (.text(let a), .text(let b)): return a.lexicographicallyPrecedes(b)
         case (.integer(let a), .integer(let b)): return a < b
         case (.timestamp(let a), .timestamp(let b)): return a < b
+        case (.boolean(let a), .boolean(let b)): return !a && b
         default: return false
         }
     }
