@@ -23,6 +23,9 @@ import sys
 
 def statements(path: str) -> dict:
     text = open(path, encoding="utf-8").read()
+    # String constants the statements interpolate (`\(medianColumns)`), as Swift would.
+    constants = dict(re.findall(r'static let (\w+) =\s*"([^"\n]*)"', text))
+    text = re.sub(r"\\\((\w+)\)", lambda m: constants.get(m.group(1), m.group(0)), text)
     found = {}
     pattern = re.compile(r'static let (\w+) = PreparedStatement\(name: "[^"]+", sql: """\n(.*?)"""', re.S)
     for name, body in pattern.findall(text):
