@@ -28,6 +28,27 @@ create or replace function private.base64url_decode(data text) returns bytea
             || pg_catalog.repeat('=', (4 - pg_catalog.octet_length(data) % 4) % 4),
         'base64');
 
+-- A UUID in its canonical text form (hex digits in either case): exactly what the cast to uuid accepts
+-- there, so a checked value casts without error. No regular expression: a regex builds its automaton
+-- anew on every match, and two of them were a quarter of a token verification.
+-- (Not STRICT: a strict SQL function whose body has an AND is never inlined, and each call is planned.)
+create or replace function private.is_uuid_text(value text) returns boolean
+    language sql immutable parallel safe
+    return pg_catalog.octet_length(value) = 36
+       and pg_catalog.octet_length(pg_catalog.replace(value, '-', '')) = 32
+       and pg_catalog.substr(value, 9, 1) = '-' and pg_catalog.substr(value, 14, 1) = '-'
+       and pg_catalog.substr(value, 19, 1) = '-' and pg_catalog.substr(value, 24, 1) = '-'
+       and pg_catalog.ltrim(pg_catalog.lower(value), '0123456789abcdef-') = '';
+
+-- The alg of a JWT header given in base64url, null when it is not a JSON object. Called only for a
+-- token that carries our HMAC (so the header decodes) and not the service's own fixed header.
+create or replace function private.jwt_header_alg(header text) returns text
+    language sql immutable parallel safe
+    return case when pg_catalog.jsonb_typeof(pg_catalog.convert_from(private.base64url_decode(header), 'UTF8')::pg_catalog.jsonb) = 'object'
+                then pg_catalog.convert_from(private.base64url_decode(header), 'UTF8')::pg_catalog.jsonb ->> 'alg' end;
+
+revoke all on function private.is_uuid_text(text) from public;
+revoke all on function private.jwt_header_alg(text) from public;
 revoke all on function private.base64url_encode(bytea) from public;
 revoke all on function private.base64url_decode(text) from public;
 
@@ -37,99 +58,87 @@ revoke all on function private.base64url_decode(text) from public;
 -- an expired token alive. A user's token (one with `sub`) also needs its session to be live: sign-out
 -- and reuse detection take effect at once, not when the token expires.
 --
--- The signature is checked before anything in the token is decoded: a token that does not carry our
--- HMAC is refused without parsing, and one that does was written by the service (or a test holding the
--- key), so its parts are valid base64url JSON and decoding needs no exception block (a subtransaction
--- per call). The header the service always writes is recognised by its encoding, without decoding.
--- One verification costs about half of what it did (measured in docs/benchmarks.md): no regex over the
--- token, no translate(), no cursor over the keys and no subtransaction.
+-- Two queries, in this order: the signature over every key, then, only for a token that carries our
+-- HMAC, the claims and the session. So nothing an attacker wrote is ever decoded (a token with our
+-- HMAC was written by the service, or a test holding the key, and is valid base64url JSON), and no
+-- exception block (a subtransaction per call) is needed. Few PL/pgSQL statements on purpose: each
+-- expression PL/pgSQL evaluates is set up again in every transaction, and that, not the HMAC, was
+-- most of what a verification cost (docs/benchmarks.md).
 create or replace function auth.jwt() returns jsonb
     language plpgsql stable security definer set search_path = ''
 as $$
 declare
-    token pg_catalog.text := pg_catalog.current_setting('request.jwt', true);
+    token constant pg_catalog.text := pg_catalog.current_setting('request.jwt', true);
     parts pg_catalog.text[];
-    header pg_catalog.jsonb;
+    signed boolean;
+    verdict pg_catalog.text;
     payload pg_catalog.jsonb;
-    secrets pg_catalog.bytea[];
-    secret pg_catalog.bytea;
-    signing_input pg_catalog.bytea;
-    signature_ok boolean := false;
-    now_seconds numeric;
-    leeway_seconds constant numeric := pg_catalog.date_part('epoch', private.jwt_leeway())::numeric;
-    -- base64url of {"alg":"HS256","typ":"JWT"}: AnonAuth.HS256.encodedHeader.
-    service_header constant pg_catalog.text := 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9';
-    uuid_pattern constant pg_catalog.text := '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
-    ignored pg_catalog.text;
 begin
     if token is null or token = '' then
         return null;
     end if;
     parts := pg_catalog.string_to_array(token, '.');
-    if pg_catalog.octet_length(token) > 8192 or pg_catalog.cardinality(parts) <> 3
-       or parts[1] = '' or parts[2] = '' then
+    if pg_catalog.octet_length(token) > 8192 or pg_catalog.cardinality(parts) <> 3 or parts[1] = '' or parts[2] = '' then
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'malformed token';
     end if;
 
-    -- Current and previous key (during a secret rotation). Every key is tried, so timing does not tell
-    -- which. The keys are read in one query and the HMACs computed in expressions (no executor per key).
-    select pg_catalog.array_agg(k.secret) into secrets from auth.signing_keys k;
-    signing_input := pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8');
-    foreach secret in array coalesce(secrets, '{}') loop
-        if private.base64url_encode(extensions.hmac(signing_input, secret, 'sha256')) = parts[3] then
-            signature_ok := true;
-        end if;
-    end loop;
-    if not signature_ok then
+    -- Current and previous key (during a secret rotation). Every key is tried, so timing does not tell which.
+    select pg_catalog.count(*) filter (where private.base64url_encode(extensions.hmac(
+               pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8'), k.secret, 'sha256')) = parts[3]) > 0
+    into signed
+    from auth.signing_keys k;
+    if not signed then
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'bad signature';
     end if;
 
-    -- Exactly HS256: 'none', 'RS256', 'hs256' and friends are all rejected, even when signed with our key.
-    if parts[1] is distinct from service_header then
-        header := pg_catalog.convert_from(private.base64url_decode(parts[1]), 'UTF8')::pg_catalog.jsonb;
-        if pg_catalog.jsonb_typeof(header) is distinct from 'object' or (header ->> 'alg') is distinct from 'HS256' then
-            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'alg must be HS256';
-        end if;
-    end if;
+    -- The claims, first failure wins (CASE evaluates in order). base64url of {"alg":"HS256","typ":"JWT"}
+    -- (AnonAuth.HS256.encodedHeader) is the header the service always writes; any other is decoded.
+    -- Expressions, not a query: a query's plan was made anew for most calls (custom plans).
     payload := pg_catalog.convert_from(private.base64url_decode(parts[2]), 'UTF8')::pg_catalog.jsonb;
-    if pg_catalog.jsonb_typeof(payload) is distinct from 'object' then
-        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'the payload must be a JSON object';
-    end if;
+    verdict := case when parts[1] <> 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9'
+                         and private.jwt_header_alg(parts[1]) is distinct from 'HS256' then 'alg must be HS256'
+                    when pg_catalog.jsonb_typeof(payload) is distinct from 'object' then 'the payload must be a JSON object'
+                    when payload ? 'exp' and pg_catalog.jsonb_typeof(payload -> 'exp') is distinct from 'number'
+                        then 'exp must be a number'
+                    when payload ? 'exp' and (payload ->> 'exp')::numeric
+                         < pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
+                           - pg_catalog.date_part('epoch', private.jwt_leeway())::numeric then 'expired'
+                    when payload ? 'nbf' and (pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
+                                              or (payload ->> 'nbf')::numeric
+                                                 > pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
+                                                   + pg_catalog.date_part('epoch', private.jwt_leeway())::numeric)
+                        then 'token not valid yet'
+                    when not payload ? 'sub' then 'ok'
+                    when pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
+                         or not private.is_uuid_text(payload ->> 'sub')
+                         or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
+                         or not private.is_uuid_text(payload ->> 'session_id')
+                        then 'sub and session_id must be UUIDs'
+                    else 'user' end;
 
-    now_seconds := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric;
-    if payload ? 'exp' then
-        if pg_catalog.jsonb_typeof(payload -> 'exp') is distinct from 'number' then
-            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'exp must be a number';
-        end if;
-        if (payload ->> 'exp')::numeric < now_seconds - leeway_seconds then
+    -- A user's token: its session must be live. (A query of its own: as a subplan of the one above it
+    -- cost several times more.)
+    if verdict = 'user' then
+        verdict := case when exists (select from auth.sessions s
+                                     where s.id = (payload ->> 'session_id')::pg_catalog.uuid
+                                       and s.user_id = (payload ->> 'sub')::pg_catalog.uuid
+                                       and s.revoked_at is null)
+                        then 'ok' else 'session' end;
+    end if;
+    if verdict <> 'ok' then
+        if verdict = 'expired' then
             raise exception using errcode = 'PT401', message = 'token expired';
-        end if;
-    end if;
-    if payload ? 'nbf' then
-        if pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
-           or (payload ->> 'nbf')::numeric > now_seconds + leeway_seconds then
-            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'token not valid yet';
-        end if;
-    end if;
-    if payload ? 'sub' then
-        if pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
-           or pg_catalog.lower(payload ->> 'sub') !~ uuid_pattern
-           or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
-           or pg_catalog.lower(payload ->> 'session_id') !~ uuid_pattern then
-            raise exception using errcode = 'PT401', message = 'invalid token',
-                detail = 'sub and session_id must be UUIDs';
-        end if;
-        if not exists (select from auth.sessions s
-                       where s.id = (payload ->> 'session_id')::pg_catalog.uuid
-                         and s.user_id = (payload ->> 'sub')::pg_catalog.uuid
-                         and s.revoked_at is null) then
+        elsif verdict = 'session' then
             raise exception using errcode = 'PT401', message = 'session not found',
                 detail = 'the token''s session was signed out, revoked or pruned';
         end if;
-        -- A hint for auth.unverified_uid() (the reporter_id default), never read by anything that decides.
-        -- (Assignments, not PERFORM: an expression is evaluated without a trip through SPI.)
-        ignored := pg_catalog.set_config('pricesvc.verified_jwt', token, true);
-        ignored := pg_catalog.set_config('pricesvc.verified_uid', payload ->> 'sub', true);
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = verdict;
+    end if;
+
+    -- A hint for auth.unverified_uid() (the reporter_id default), never read by anything that decides.
+    if payload ? 'sub' then
+        parts := array[pg_catalog.set_config('pricesvc.verified_jwt', token, true),
+                       pg_catalog.set_config('pricesvc.verified_uid', payload ->> 'sub', true)];
     end if;
     return payload;
 end
