@@ -136,7 +136,8 @@ begin
     end if;
 
     -- A hint for auth.unverified_uid() (the reporter_id default), never read by anything that decides.
-    if payload ? 'sub' then
+    -- Written once per token: the policy's verification finds it already left by the identity statement.
+    if payload ? 'sub' and pg_catalog.current_setting('pricesvc.verified_jwt', true) is distinct from token then
         parts := array[pg_catalog.set_config('pricesvc.verified_jwt', token, true),
                        pg_catalog.set_config('pricesvc.verified_uid', payload ->> 'sub', true)];
     end if;
