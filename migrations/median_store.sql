@@ -49,10 +49,12 @@ revoke all on function private.median_histogram_add(text, text, text[], integer[
 -- Folds one group at the statement's clock: counted reports and latest prices that left the report
 -- window are taken out, and queued reports of reporters that are mature (by median_fold_margin() at
 -- least) are taken in. The caller holds the group's advisory lock (median_lock_namespace()), or an
--- EXCLUSIVE lock on median_queue (median_rebuild).
+-- EXCLUSIVE lock on median_queue (median_rebuild). Every read here is one group's index range;
+-- enable_seqscan keeps it so when the queue's statistics are dominated by a few locations (see
+-- median_queued in medians.sql), or a fold would scan the whole queue.
 create or replace function private.median_fold(location_id text, rate_kind text)
     returns void
-    language plpgsql volatile set search_path = ''
+    language plpgsql volatile set search_path = '' set enable_seqscan = off
 as $$
 declare
     folded_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
