@@ -20,7 +20,8 @@
 #   BENCH_THREADS=2         wrk -t and pgbench -j
 #   BENCH_MEDIAN_SECONDS=30 length of each price_medians run (at least BENCH_SECONDS)
 #   BENCH_RSS_CONNECTIONS=256, BENCH_RSS_SECONDS=5
-#   BENCH_REPORTERS=30000   fresh reporters minted per run and per submission side
+#   BENCH_REPORTERS=60000   fresh reporters minted per run and per submission side (the pg side is used by
+#                           four submission runs and the floor; each reporter stays well under the cap)
 #   BENCH_REPORTS=1000000   reports seeded once for the median benchmark; BENCH_SEED_REPORTERS=20000,
 #   BENCH_LOCATIONS=20000   over that many locations (the benchmark asks for 12 of them)
 #   BENCH_POPULAR_REPORTS=100000, BENCH_POPULAR_REPORTERS=20000  the popular location (bench:popular)
@@ -42,7 +43,7 @@ CLIENTS=${BENCH_CLIENTS:-16}
 THREADS=${BENCH_THREADS:-2}
 RSS_CONNS=${BENCH_RSS_CONNECTIONS:-256}
 RSS_SECS=${BENCH_RSS_SECONDS:-5}
-REPORTERS=${BENCH_REPORTERS:-30000}
+REPORTERS=${BENCH_REPORTERS:-60000}
 SEED_REPORTS=${BENCH_REPORTS:-1000000}
 SEED_REPORTERS=${BENCH_SEED_REPORTERS:-20000}
 SEED_LOCATIONS=${BENCH_LOCATIONS:-20000}
