@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the pgbench scripts from the SQL pricesvc actually sends.
 
-    pgbench_scripts.py STATEMENTS_SWIFT OUT_DIR
+    pgbench_scripts.py STATEMENTS_SWIFT OUT_DIR [SESSION_SETTINGS_SWIFT STATEMENT_TIMEOUT_MS]
 
 Reads the prepared statements out of Sources/PriceAPI/Database/Statements.swift, so the pgbench side
 runs the identical text (parameters $n become pgbench variables), pipelined with one Sync like
@@ -10,6 +10,11 @@ PriceDB's ConnectionPool.run:
   OUT_DIR/pgbench-submit.sql   identity + insertReports   (POST /rest/v1/price_reports with currency, return=minimal)
   OUT_DIR/pgbench-medians.sql  identity + medians         (POST /rest/v1/rpc/price_medians)
   OUT_DIR/pgbench-quotes.sql   identity + quotes          (POST /rest/v1/rpc/price_quotes, every argument given)
+  OUT_DIR/pgbench-floor.sql    the floor: the same insert into bench.price_reports (bench/setup.sql: the
+                               same table, triggers and policy), the reporter a plain setting (bench.uid)
+  OUT_DIR/pgbench-options.txt  PGOPTIONS for pgbench: the session settings pricesvc sends in its startup
+                               packet (Sources/PriceDB/SessionSettings.swift), so both sides' backends run
+                               with the same settings
 
 The one difference from pricesvc: in the submission script the token ($2 of the identity statement)
 is read from bench.tokens by primary key inside that statement, because pgbench cannot hold thousands
@@ -44,8 +49,25 @@ def bind(sql: str, variables: dict) -> str:
     return re.sub(r"\$(\d+)(?!\d)", replace, sql)
 
 
+def session_options(path: str, statement_timeout_ms: str) -> str:
+    """libpq options from SessionSettings.values: `("name", "value")` pairs, statement_timeout filled in."""
+    text = open(path, encoding="utf-8").read()
+    body = text[text.index("public var values"):text.index("public var libpqOptions")]
+    options = []
+    for name, value in re.findall(r'\("([A-Za-z_]+)", ([^)]*\)?)\)', body):
+        value = value.strip()
+        value = statement_timeout_ms if value.startswith("String(") else value.strip('"')
+        options.append("-c {}={}".format(name, value.replace("\\", "\\\\").replace(" ", "\\ ")))
+    if not options:
+        raise SystemExit(f"pgbench_scripts: no settings found in {path}")
+    return " ".join(options)
+
+
 def main() -> None:
     source, out_dir = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 4:
+        with open(f"{out_dir}/pgbench-options.txt", "w") as handle:
+            handle.write(session_options(sys.argv[3], sys.argv[4]) + "\n")
     found = statements(source)
     for needed in ("identity", "insertReports", "medians", "quotes"):
         if needed not in found:
@@ -57,6 +79,17 @@ def main() -> None:
         script.write("\\set n :n + 1\n\\set i :client_id * :stride + (:n % :stride) + 1\n\\startpipeline\n")
         script.write(bind(found["identity"], {1: ":role", 2: token_lookup}) + ";\n")
         script.write(bind(found["insertReports"], {1: ":body"}) + ";\n")
+        script.write("\\endpipeline\n")
+    with open(f"{out_dir}/pgbench-floor.sql", "w") as script:
+        script.write(header.format("the floor: insertReports into bench.price_reports, reporter from bench.uid"))
+        script.write("\\set n :n + 1\n\\set i :client_id * :stride + (:n % :stride) + 1\n\\startpipeline\n")
+        uid_lookup = "(select t.uid::text from bench.tokens t where t.side = 'pg' and t.idx = :i)"
+        script.write("select pg_catalog.set_config('role', :role, true), pg_catalog.set_config('bench.uid', "
+                     + uid_lookup + ", true),\n       bench.plain_uid() is not null;\n")
+        insert = bind(found["insertReports"], {1: ":body"})
+        if "public.price_reports" not in insert:
+            raise SystemExit("pgbench_scripts: insertReports does not name public.price_reports")
+        script.write(insert.replace("public.price_reports", "bench.price_reports") + ";\n")
         script.write("\\endpipeline\n")
     with open(f"{out_dir}/pgbench-medians.sql", "w") as script:
         script.write(header.format("identity + medians"))

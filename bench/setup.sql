@@ -73,3 +73,80 @@ begin
     lookup_us := extract(epoch from clock_timestamp() - started) * 1e6 / calls;
     return next;
 end $$;
+
+-- The floor (bench/run.sh row 2): the same table, constraints, indexes, triggers, median store and RLS
+-- policy as public.price_reports, with the reporter taken from a plain setting (bench.uid) instead of a
+-- verified token. Generated from the live definitions each time this file runs, so it cannot drift:
+-- the table and store tables are copied with LIKE ... INCLUDING ALL, the trigger functions with
+-- pg_get_functiondef() with names moved to schema bench, the policy and the column grants from the
+-- catalog, each with auth.uid() replaced by bench.plain_uid().
+create or replace function bench.plain_uid() returns uuid
+    language sql stable
+    return nullif(pg_catalog.current_setting('bench.uid', true), '')::uuid;
+
+create or replace function bench.build_floor() returns void
+language plpgsql as $build$
+declare
+    store_tables text[] := array['median_queue', 'median_groups', 'median_latest', 'median_prices',
+                                 'median_price_bands', 'median_totals'];
+    functions text[] := array['private.admit_price_report()', 'private.reporter_is_caller(uuid)',
+                              'private.median_enqueue()', 'private.median_fold(text,text)',
+                              'private.median_histogram_add(text,text,text[],integer[],integer[])'];
+    t text;
+    f text;
+    definition text;
+    policy record;
+    grant_columns text;
+begin
+    drop table if exists bench.price_reports cascade;
+    execute 'create table bench.price_reports (like public.price_reports including all)';
+    alter table bench.price_reports alter column reporter_id set default bench.plain_uid();
+    foreach t in array store_tables loop
+        execute format('drop table if exists bench.%I cascade', t);
+        execute format('create table bench.%I (like private.%I including all)', t, t);
+        execute format('alter table bench.%I owner to pricesvc_owner', t);
+    end loop;
+    alter table bench.price_reports owner to pricesvc_owner;
+
+    foreach f in array functions loop
+        definition := pg_get_functiondef(f::regprocedure);
+        definition := replace(definition, 'public.price_reports', 'bench.price_reports');
+        foreach t in array store_tables loop
+            definition := replace(definition, 'private.' || t || ' ', 'bench.' || t || ' ');
+            definition := replace(definition, 'private.' || t || E'\n', 'bench.' || t || E'\n');
+            definition := replace(definition, 'private.' || t || '[', 'bench.' || t || '[');
+        end loop;
+        definition := replace(definition, 'private.admit_price_report(', 'bench.admit_price_report(');
+        definition := replace(definition, 'private.reporter_is_caller(', 'bench.reporter_is_caller(');
+        definition := replace(definition, 'private.median_enqueue(', 'bench.median_enqueue(');
+        definition := replace(definition, 'private.median_fold(', 'bench.median_fold(');
+        definition := replace(definition, 'private.median_histogram_add(', 'bench.median_histogram_add(');
+        definition := replace(definition, 'auth.uid()', 'bench.plain_uid()');
+        execute definition;
+        execute format('alter function %s owner to pricesvc_owner', replace(f, 'private.', 'bench.'));
+    end loop;
+
+    create trigger price_reports_admit before insert on bench.price_reports
+        for each row execute function bench.admit_price_report();
+    create trigger price_reports_median_store after insert on bench.price_reports
+        for each row execute function bench.median_enqueue();
+
+    alter table bench.price_reports enable row level security;
+    alter table bench.price_reports force row level security;
+    for policy in select p.policyname, p.cmd, p.roles, p.with_check from pg_catalog.pg_policies p
+                  where p.schemaname = 'public' and p.tablename = 'price_reports' loop
+        execute format('create policy %I on bench.price_reports for %s to %s with check (%s)',
+                       policy.policyname, policy.cmd, array_to_string(policy.roles, ', '),
+                       replace(policy.with_check, 'auth.uid()', 'bench.plain_uid()'));
+    end loop;
+    select string_agg(quote_ident(c.column_name), ', ' order by c.column_name) into grant_columns
+    from information_schema.column_privileges c
+    where c.table_schema = 'public' and c.table_name = 'price_reports' and c.grantee = 'authenticated'
+      and c.privilege_type = 'INSERT';
+    execute format('grant insert (%s) on bench.price_reports to authenticated', grant_columns);
+end
+$build$;
+
+grant usage on schema bench to authenticated, pricesvc_owner;
+grant execute on function bench.plain_uid() to authenticated, pricesvc_owner;
+select bench.build_floor();

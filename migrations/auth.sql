@@ -14,16 +14,41 @@
 -- Token verification: auth.jwt(), auth.uid(), auth.role(), auth.install_signing_keys()
 ------------------------------------------------------------------------------------------------------
 
+-- replace() and octet_length(), not translate(), rpad() and length(): those walk the text character by
+-- character (multibyte-aware) and cost a few microseconds on a token; these are byte-wise.
 create or replace function private.base64url_encode(data bytea) returns text
     language sql immutable strict parallel safe
-    return pg_catalog.translate(pg_catalog.encode(data, 'base64'), E'+/=\n', '-_');
+    return pg_catalog.rtrim(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+        pg_catalog.encode(data, 'base64'), E'\n', ''), '+', '-'), '/', '_'), '=');
 
 create or replace function private.base64url_decode(data text) returns bytea
     language sql immutable strict parallel safe
     return pg_catalog.decode(
-        pg_catalog.rpad(pg_catalog.translate(data, '-_', '+/'), ((pg_catalog.length(data) + 3) / 4) * 4, '='),
+        pg_catalog.replace(pg_catalog.replace(data, '-', '+'), '_', '/')
+            || pg_catalog.repeat('=', (4 - pg_catalog.octet_length(data) % 4) % 4),
         'base64');
 
+-- A UUID in its canonical text form (hex digits in either case): exactly what the cast to uuid accepts
+-- there, so a checked value casts without error. No regular expression: a regex builds its automaton
+-- anew on every match, and two of them were a quarter of a token verification.
+-- (Not STRICT: a strict SQL function whose body has an AND is never inlined, and each call is planned.)
+create or replace function private.is_uuid_text(value text) returns boolean
+    language sql immutable parallel safe
+    return pg_catalog.octet_length(value) = 36
+       and pg_catalog.octet_length(pg_catalog.replace(value, '-', '')) = 32
+       and pg_catalog.substr(value, 9, 1) = '-' and pg_catalog.substr(value, 14, 1) = '-'
+       and pg_catalog.substr(value, 19, 1) = '-' and pg_catalog.substr(value, 24, 1) = '-'
+       and pg_catalog.ltrim(pg_catalog.lower(value), '0123456789abcdef-') = '';
+
+-- The alg of a JWT header given in base64url, null when it is not a JSON object. Called only for a
+-- token that carries our HMAC (so the header decodes) and not the service's own fixed header.
+create or replace function private.jwt_header_alg(header text) returns text
+    language sql immutable parallel safe
+    return case when pg_catalog.jsonb_typeof(pg_catalog.convert_from(private.base64url_decode(header), 'UTF8')::pg_catalog.jsonb) = 'object'
+                then pg_catalog.convert_from(private.base64url_decode(header), 'UTF8')::pg_catalog.jsonb ->> 'alg' end;
+
+revoke all on function private.is_uuid_text(text) from public;
+revoke all on function private.jwt_header_alg(text) from public;
 revoke all on function private.base64url_encode(bytea) from public;
 revoke all on function private.base64url_decode(text) from public;
 
@@ -32,84 +57,89 @@ revoke all on function private.base64url_decode(text) from public;
 -- Time is the statement's clock, not the transaction's start, so a transaction held open does not keep
 -- an expired token alive. A user's token (one with `sub`) also needs its session to be live: sign-out
 -- and reuse detection take effect at once, not when the token expires.
+--
+-- Two queries, in this order: the signature over every key, then, only for a token that carries our
+-- HMAC, the claims and the session. So nothing an attacker wrote is ever decoded (a token with our
+-- HMAC was written by the service, or a test holding the key, and is valid base64url JSON), and no
+-- exception block (a subtransaction per call) is needed. Few PL/pgSQL statements on purpose: each
+-- expression PL/pgSQL evaluates is set up again in every transaction, and that, not the HMAC, was
+-- most of what a verification cost (docs/benchmarks.md).
 create or replace function auth.jwt() returns jsonb
     language plpgsql stable security definer set search_path = ''
 as $$
 declare
-    token pg_catalog.text := pg_catalog.current_setting('request.jwt', true);
+    token constant pg_catalog.text := pg_catalog.current_setting('request.jwt', true);
     parts pg_catalog.text[];
-    header pg_catalog.jsonb;
+    signed boolean;
+    verdict pg_catalog.text;
     payload pg_catalog.jsonb;
-    signing_input pg_catalog.bytea;
-    signature_ok boolean := false;
-    key_secret pg_catalog.bytea;
-    leeway_seconds numeric := pg_catalog.date_part('epoch', private.jwt_leeway())::numeric;
-    now_seconds numeric := pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric;
-    uuid_pattern constant pg_catalog.text := '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 begin
     if token is null or token = '' then
         return null;
     end if;
-    if pg_catalog.length(token) > 8192
-       or token !~ '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' then
+    parts := pg_catalog.string_to_array(token, '.');
+    if pg_catalog.octet_length(token) > 8192 or pg_catalog.cardinality(parts) <> 3 or parts[1] = '' or parts[2] = '' then
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'malformed token';
     end if;
-    parts := pg_catalog.string_to_array(token, '.');
 
-    begin
-        header := pg_catalog.convert_from(private.base64url_decode(parts[1]), 'UTF8')::pg_catalog.jsonb;
-        payload := pg_catalog.convert_from(private.base64url_decode(parts[2]), 'UTF8')::pg_catalog.jsonb;
-    exception when others then
-        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'undecodable header or payload';
-    end;
-    if pg_catalog.jsonb_typeof(header) is distinct from 'object' or pg_catalog.jsonb_typeof(payload) is distinct from 'object' then
-        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'header and payload must be JSON objects';
-    end if;
-    -- Exactly HS256: 'none', 'RS256', 'hs256' and friends are all rejected.
-    if (header ->> 'alg') is distinct from 'HS256' then
-        raise exception using errcode = 'PT401', message = 'invalid token', detail = 'alg must be HS256';
-    end if;
-
-    signing_input := pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8');
     -- Current and previous key (during a secret rotation). Every key is tried, so timing does not tell which.
-    for key_secret in select k.secret from auth.signing_keys k order by k.slot loop
-        if private.base64url_encode(extensions.hmac(signing_input, key_secret, 'sha256')) = parts[3] then
-            signature_ok := true;
-        end if;
-    end loop;
-    if not signature_ok then
+    select pg_catalog.count(*) filter (where private.base64url_encode(extensions.hmac(
+               pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8'), k.secret, 'sha256')) = parts[3]) > 0
+    into signed
+    from auth.signing_keys k;
+    if not signed then
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'bad signature';
     end if;
 
-    if payload ? 'exp' then
-        if pg_catalog.jsonb_typeof(payload -> 'exp') is distinct from 'number' then
-            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'exp must be a number';
-        end if;
-        if (payload ->> 'exp')::numeric < now_seconds - leeway_seconds then
+    -- The claims, first failure wins (CASE evaluates in order). base64url of {"alg":"HS256","typ":"JWT"}
+    -- (AnonAuth.HS256.encodedHeader) is the header the service always writes; any other is decoded.
+    -- Expressions, not a query: a query's plan was made anew for most calls (custom plans).
+    payload := pg_catalog.convert_from(private.base64url_decode(parts[2]), 'UTF8')::pg_catalog.jsonb;
+    verdict := case when parts[1] <> 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9'
+                         and private.jwt_header_alg(parts[1]) is distinct from 'HS256' then 'alg must be HS256'
+                    when pg_catalog.jsonb_typeof(payload) is distinct from 'object' then 'the payload must be a JSON object'
+                    when payload ? 'exp' and pg_catalog.jsonb_typeof(payload -> 'exp') is distinct from 'number'
+                        then 'exp must be a number'
+                    when payload ? 'exp' and (payload ->> 'exp')::numeric
+                         < pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
+                           - pg_catalog.date_part('epoch', private.jwt_leeway())::numeric then 'expired'
+                    when payload ? 'nbf' and (pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
+                                              or (payload ->> 'nbf')::numeric
+                                                 > pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
+                                                   + pg_catalog.date_part('epoch', private.jwt_leeway())::numeric)
+                        then 'token not valid yet'
+                    when not payload ? 'sub' then 'ok'
+                    when pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
+                         or not private.is_uuid_text(payload ->> 'sub')
+                         or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
+                         or not private.is_uuid_text(payload ->> 'session_id')
+                        then 'sub and session_id must be UUIDs'
+                    else 'user' end;
+
+    -- A user's token: its session must be live. (A query of its own: as a subplan of the one above it
+    -- cost several times more.)
+    if verdict = 'user' then
+        verdict := case when exists (select from auth.sessions s
+                                     where s.id = (payload ->> 'session_id')::pg_catalog.uuid
+                                       and s.user_id = (payload ->> 'sub')::pg_catalog.uuid
+                                       and s.revoked_at is null)
+                        then 'ok' else 'session' end;
+    end if;
+    if verdict <> 'ok' then
+        if verdict = 'expired' then
             raise exception using errcode = 'PT401', message = 'token expired';
-        end if;
-    end if;
-    if payload ? 'nbf' then
-        if pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
-           or (payload ->> 'nbf')::numeric > now_seconds + leeway_seconds then
-            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'token not valid yet';
-        end if;
-    end if;
-    if payload ? 'sub' then
-        if pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
-           or pg_catalog.lower(payload ->> 'sub') !~ uuid_pattern
-           or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
-           or pg_catalog.lower(payload ->> 'session_id') !~ uuid_pattern then
-            raise exception using errcode = 'PT401', message = 'invalid token',
-                detail = 'sub and session_id must be UUIDs';
-        end if;
-        if not exists (select from auth.sessions s
-                       where s.id = (payload ->> 'session_id')::pg_catalog.uuid
-                         and s.user_id = (payload ->> 'sub')::pg_catalog.uuid
-                         and s.revoked_at is null) then
+        elsif verdict = 'session' then
             raise exception using errcode = 'PT401', message = 'session not found',
                 detail = 'the token''s session was signed out, revoked or pruned';
         end if;
+        raise exception using errcode = 'PT401', message = 'invalid token', detail = verdict;
+    end if;
+
+    -- A hint for auth.unverified_uid() (the reporter_id default), never read by anything that decides.
+    -- Written once per token: the policy's verification finds it already left by the identity statement.
+    if payload ? 'sub' and pg_catalog.current_setting('pricesvc.verified_jwt', true) is distinct from token then
+        parts := array[pg_catalog.set_config('pricesvc.verified_jwt', token, true),
+                       pg_catalog.set_config('pricesvc.verified_uid', payload ->> 'sub', true)];
     end if;
     return payload;
 end
@@ -120,6 +150,25 @@ create or replace function auth.uid() returns uuid
     language sql stable
     begin atomic
         select nullif(auth.jwt() ->> 'sub', '')::uuid;
+    end;
+
+-- The reporter a new report is filed under before the table's RLS policy checks it: price_reports'
+-- reporter_id default, evaluated once per row. It is the sub auth.jwt() last verified in this
+-- transaction while request.jwt still holds that token (the service's identity statement has just
+-- verified it), and auth.uid() itself otherwise.
+--
+-- - Important: This is a hint, not an identity. Both settings it reads can be written by whoever runs
+--   the statement, even between two rows (from the INSERT's own source query). What makes it safe is
+--   that a wrong value can only be refused: the policy compares reporter_id with `(select auth.uid())`,
+--   which verifies the token once per statement, and the insert trigger verifies before it refuses or
+--   answers anything about a reporter (reports.sql). Nothing that decides may call this.
+create or replace function auth.unverified_uid() returns uuid
+    language sql stable
+    begin atomic
+        select case when pg_catalog.current_setting('pricesvc.verified_jwt', true)
+                         = pg_catalog.current_setting('request.jwt', true)
+                    then nullif(pg_catalog.current_setting('pricesvc.verified_uid', true), '')::uuid
+                    else auth.uid() end;
     end;
 
 create or replace function auth.role() returns text
@@ -144,6 +193,7 @@ $$;
 
 revoke all on function auth.jwt() from public;
 revoke all on function auth.uid() from public;
+revoke all on function auth.unverified_uid() from public;
 revoke all on function auth.role() from public;
 revoke all on function auth.install_signing_keys(bytea, bytea) from public;
 

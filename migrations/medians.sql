@@ -17,6 +17,20 @@ end
 $$;
 revoke all on function private.rate_kind_argument(text) from public;
 
+-- A group's queued reports. A function of its own so that the planner sees a group's usual handful
+-- (ROWS), and always reads them by index (enable_seqscan): the queue's statistics are dominated by
+-- whichever locations day-old identities report at (a benchmark's fresh reporters, a sybil flood).
+-- From them, a join was planned as a hash over the whole queue and then over the whole of
+-- median_latest, and this lookup as a scan of the whole queue per group (270 ms a call, measured).
+create or replace function private.median_queued(location_id text, rate_kind text)
+    returns setof private.median_queue
+    language sql stable rows 16 set search_path = '' set enable_seqscan = off
+    begin atomic
+        select q.* from private.median_queue q
+        where q.location_id = median_queued.location_id and q.rate_kind = median_queued.rate_kind;
+    end;
+revoke all on function private.median_queued(text, text) from public;
+
 -- Medians per (location, rate kind, currency) over the report window, where each reporter counts once
 -- (their latest report) and at least median_min_reporters() distinct reporters are needed.
 -- location_ids null = every location, rate_kind null = every rate kind, since null = the whole report
@@ -28,18 +42,28 @@ revoke all on function private.rate_kind_argument(text) from public;
 --   threshold around one victim's report. A reporter with no auth.users row was pruned, hence old.
 -- - Time is coarse: last_reported_at is truncated to the hour, and `since` to the start of its UTC
 --   day, so bisecting on time cannot single out one report.
+--
+-- Read from the median store (0012_median_store.sql, median_store.sql): per group, the price bands, the
+-- prices of the one or two bands that hold the middle ranks, the totals, and the rows that changed
+-- meaning since the group was last folded (queued reports; latest reports and counted reports that
+-- left the window since). So a call reads about (bands + 2 × band width + queue) rows per group, not
+-- one per report or per reporter. An overview narrowed by `since` has no store behind it and scans the
+-- reports (report_medians_scanned).
 create or replace function private.report_medians(location_ids text[], rate_kind private.rate_kind, since timestamptz)
     returns setof private.median_row
     language plpgsql stable set search_path = ''
 as $$
 declare
+    now_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+    window_start constant pg_catalog.timestamptz := now_at - private.report_window();
     -- No argument reaches further back than the report window (greatest() skips a null since).
-    cutoff pg_catalog.timestamptz := greatest(
+    cutoff constant pg_catalog.timestamptz := greatest(
         pg_catalog.timezone('UTC', pg_catalog.date_trunc('day', pg_catalog.timezone('UTC', report_medians.since))),
-        pg_catalog.clock_timestamp() - private.report_window());
-    matured_before pg_catalog.timestamptz := pg_catalog.clock_timestamp() - private.reporter_maturity();
-    kinds pg_catalog.text[] := case when report_medians.rate_kind is null then private.rate_kinds()
-                                    else array[report_medians.rate_kind::pg_catalog.text] end;
+        window_start);
+    matured_before constant pg_catalog.timestamptz := now_at - private.reporter_maturity();
+    kinds constant pg_catalog.text[] := case when report_medians.rate_kind is null then private.rate_kinds()
+                                             else array[report_medians.rate_kind::pg_catalog.text] end;
+    width constant integer := private.median_band_cents();
     locations pg_catalog.text[] := report_medians.location_ids;
 begin
     if pg_catalog.cardinality(locations) > private.max_median_locations() then
@@ -47,13 +71,179 @@ begin
             message = pg_catalog.format('too many location_ids: %s, at most %s per call',
                                         pg_catalog.cardinality(locations), private.max_median_locations());
     end if;
+    if cutoff > window_start then
+        return query select * from private.report_medians_scanned(locations, kinds, cutoff, matured_before);
+        return;
+    end if;
+    if locations is null then
+        locations := array(select g.location_id from private.median_groups g
+                           union select q.location_id from private.median_queue q);
+    end if;
+
+    return query
+    with groups as (
+        select l.location_id, k.rate_kind
+        from pg_catalog.unnest(locations) l(location_id) cross join pg_catalog.unnest(kinds) k(rate_kind)
+    ),
+    queued as (
+        select q.*, not exists (select from auth.users u where u.id = q.reporter_id and u.created_at > matured_before)
+                    as mature
+        from groups g
+        cross join lateral private.median_queued(g.location_id, g.rate_kind) q
+    ),
+    -- A reporter with queued reports: their effective latest report is the newest of those and their
+    -- folded one.
+    queued_latest as (
+        select distinct on (q.location_id, q.rate_kind, q.reporter_id) q.*
+        from queued q
+        order by q.location_id, q.rate_kind, q.reporter_id, q.created_at desc, q.report_id desc
+    ),
+    effective as (
+        select ql.location_id, ql.rate_kind, ql.mature, l.counted as folded_counted,
+               l.currency as folded_currency, l.price_cents as folded_price,
+               case when l.report_id is null or (ql.created_at, ql.report_id) > (l.created_at, l.report_id)
+                    then ql.currency else l.currency end as currency,
+               case when l.report_id is null or (ql.created_at, ql.report_id) > (l.created_at, l.report_id)
+                    then ql.price_cents else l.price_cents end as price_cents,
+               greatest(ql.created_at, l.created_at) as created_at
+        from queued_latest ql
+        left join private.median_latest l
+               on l.location_id = ql.location_id and l.rate_kind = ql.rate_kind and l.reporter_id = ql.reporter_id
+    ),
+    -- (group, currency, price, ±1) on top of the histograms.
+    changes as (
+        select e.location_id, e.rate_kind, e.folded_currency as currency, e.folded_price as price_cents, -1 as delta
+        from effective e where e.folded_counted
+        union all
+        select e.location_id, e.rate_kind, e.currency, e.price_cents, 1
+        from effective e where e.mature and e.created_at > cutoff
+        union all
+        -- Folded latest reports whose counted flag is out of date: aged out since the last fold, or
+        -- (a clock behind the folder's) still inside the window for this reader.
+        select l.location_id, l.rate_kind, l.currency, l.price_cents, -1
+        from groups g
+        join private.median_latest l on l.location_id = g.location_id and l.rate_kind = g.rate_kind
+        where l.counted and l.created_at <= cutoff
+          and not exists (select from queued_latest ql where ql.location_id = l.location_id
+                          and ql.rate_kind = l.rate_kind and ql.reporter_id = l.reporter_id)
+        union all
+        select l.location_id, l.rate_kind, l.currency, l.price_cents, 1
+        from groups g
+        join private.median_latest l on l.location_id = g.location_id and l.rate_kind = g.rate_kind
+        where not l.counted and l.created_at > cutoff
+          and not exists (select from queued_latest ql where ql.location_id = l.location_id
+                          and ql.rate_kind = l.rate_kind and ql.reporter_id = l.reporter_id)
+          and not exists (select from auth.users u where u.id = l.reporter_id and u.created_at > matured_before)
+    ),
+    bands as (
+        select b.location_id, b.rate_kind, b.currency, b.band, pg_catalog.sum(b.reporters)::bigint as reporters
+        from (select b.location_id, b.rate_kind, b.currency, b.band, b.reporters
+              from groups g
+              join private.median_price_bands b on b.location_id = g.location_id and b.rate_kind = g.rate_kind
+              union all
+              select c.location_id, c.rate_kind, c.currency, c.price_cents / width, c.delta from changes c) b
+        group by b.location_id, b.rate_kind, b.currency, b.band
+        having pg_catalog.sum(b.reporters) <> 0
+    ),
+    counted_bands as (
+        select b.*,
+               (pg_catalog.sum(b.reporters) over (partition by b.location_id, b.rate_kind, b.currency order by b.band))::bigint
+                   - b.reporters as below,
+               (pg_catalog.sum(b.reporters) over (partition by b.location_id, b.rate_kind, b.currency))::bigint
+                   as reporters_in_group
+        from bands b
+    ),
+    -- The band of each middle rank (0-based): (n - 1) / 2 and n / 2, equal when n is odd.
+    middle_bands as (
+        select cb.location_id, cb.rate_kind, cb.currency, cb.band, cb.reporters_in_group, m.rank_in_group,
+               m.rank_in_group - cb.below as rank_in_band
+        from counted_bands cb
+        cross join lateral (values ((cb.reporters_in_group - 1) / 2), (cb.reporters_in_group / 2)) m(rank_in_group)
+        where cb.reporters_in_group >= private.median_min_reporters()
+          and m.rank_in_group >= cb.below and m.rank_in_group < cb.below + cb.reporters
+    ),
+    wanted_bands as (
+        select distinct mb.location_id, mb.rate_kind, mb.currency, mb.band from middle_bands mb
+    ),
+    band_prices as (
+        select p.location_id, p.rate_kind, p.currency, p.band, p.price_cents, pg_catalog.sum(p.reporters)::bigint as reporters
+        from (select p.location_id, p.rate_kind, p.currency, w.band, p.price_cents, p.reporters
+              from wanted_bands w
+              join private.median_prices p
+                on p.location_id = w.location_id and p.rate_kind = w.rate_kind and p.currency = w.currency
+               and p.price_cents >= w.band * width and p.price_cents < (w.band + 1) * width
+              union all
+              select c.location_id, c.rate_kind, c.currency, w.band, c.price_cents, c.delta
+              from changes c
+              join wanted_bands w on w.location_id = c.location_id and w.rate_kind = c.rate_kind
+                                 and w.currency = c.currency and w.band = c.price_cents / width) p
+        group by p.location_id, p.rate_kind, p.currency, p.band, p.price_cents
+        having pg_catalog.sum(p.reporters) <> 0
+    ),
+    counted_prices as (
+        select bp.*,
+               (pg_catalog.sum(bp.reporters) over (partition by bp.location_id, bp.rate_kind, bp.currency, bp.band
+                                                   order by bp.price_cents))::bigint - bp.reporters as below
+        from band_prices bp
+    ),
+    medians as (
+        -- percentile_cont(0.5): the lower middle value plus half the distance to the upper one when n is
+        -- even, in double precision, rounded as numeric (what the straightforward query computes).
+        select mb.location_id, mb.rate_kind, mb.currency, mb.reporters_in_group,
+               pg_catalog.round((pg_catalog.min(cp.price_cents)::double precision
+                   + (pg_catalog.max(cp.price_cents) - pg_catalog.min(cp.price_cents))::double precision
+                     * (0.5::double precision * (mb.reporters_in_group - 1) - (mb.reporters_in_group - 1) / 2))::numeric)::integer
+                   as median_cents
+        from middle_bands mb
+        join counted_prices cp on cp.location_id = mb.location_id and cp.rate_kind = mb.rate_kind
+                              and cp.currency = mb.currency and cp.band = mb.band
+                              and mb.rank_in_band >= cp.below and mb.rank_in_band < cp.below + cp.reporters
+        group by mb.location_id, mb.rate_kind, mb.currency, mb.reporters_in_group
+    ),
+    totals as (
+        select t.location_id, t.rate_kind, t.currency, pg_catalog.sum(t.reports) as reports, pg_catalog.max(t.newest) as newest
+        from (select t.location_id, t.rate_kind, t.currency, t.reports,
+                     case when t.newest > cutoff then t.newest end as newest
+              from groups g
+              join private.median_totals t on t.location_id = g.location_id and t.rate_kind = g.rate_kind
+              union all
+              -- Counted reports that left the window since the group's last fold (or, for a clock behind
+              -- the folder's, are still inside it for this reader). Queued ones were never counted.
+              select r.location_id, r.rate_kind, r.currency, case when r.created_at <= cutoff then -1 else 1 end, null
+              from groups g
+              join private.median_groups mg on mg.location_id = g.location_id and mg.rate_kind = g.rate_kind
+              join public.price_reports r
+                on r.location_id = g.location_id and r.rate_kind = g.rate_kind
+               and r.created_at > least(mg.expired_through, cutoff) and r.created_at <= greatest(mg.expired_through, cutoff)
+              where not exists (select from private.median_queue q where q.report_id = r.id)
+              union all
+              select q.location_id, q.rate_kind, q.currency, 1, q.created_at
+              from queued q
+              where q.mature and q.created_at > cutoff) t
+        group by t.location_id, t.rate_kind, t.currency
+    )
+    select m.location_id, m.rate_kind, m.currency, m.median_cents, m.reporters_in_group::integer, t.reports::integer,
+           pg_catalog.date_trunc('hour', t.newest, 'UTC')
+    from medians m
+    join totals t on t.location_id = m.location_id and t.rate_kind = m.rate_kind and t.currency = m.currency
+    order by m.location_id, m.rate_kind, m.currency;
+end
+$$;
+revoke all on function private.report_medians(text[], private.rate_kind, timestamptz) from public;
+
+-- The same medians computed from the reports themselves, for a window that starts at `cutoff`: what an
+-- overview narrowed by `since` needs, which the store (kept for the whole report window) cannot answer.
+create or replace function private.report_medians_scanned(locations text[], kinds text[], cutoff timestamptz,
+                                                          matured_before timestamptz)
+    returns setof private.median_row
+    language plpgsql stable set search_path = ''
+as $$
+begin
     if locations is null then
         locations := array(select distinct r.location_id from public.price_reports r where r.created_at > cutoff);
     end if;
 
     return query
-    -- NOT MATERIALIZED (it has two readers): folded into each, the window is read in the median index's order
-    -- (DISTINCT ON without a sort); materialized, it was a full scan plus an on-disk sort.
     with in_window as not materialized (
         select r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at, r.id
         from public.price_reports r
@@ -90,7 +280,7 @@ begin
     order by m.location_id, m.rate_kind, m.currency;
 end
 $$;
-revoke all on function private.report_medians(text[], private.rate_kind, timestamptz) from public;
+revoke all on function private.report_medians_scanned(text[], text[], timestamptz, timestamptz) from public;
 
 -- Up to max_median_locations() candidates in one call. A null rate_kind is not a rate kind (22023).
 create or replace function public.price_medians(location_ids text[], rate_kind text default 'hourly')

@@ -97,6 +97,8 @@ begin
 end
 $$;
 grant execute on function pg_catalog.pg_advisory_xact_lock(integer, integer) to pricesvc_owner;
+-- The median store's folds (median_store.sql) take their group's lock only when nobody holds it.
+grant execute on function pg_catalog.pg_try_advisory_xact_lock(integer, integer) to pricesvc_owner;
 
 -- pricesvc_meta: authenticator reads the applied migrations for /readyz through one function.
 revoke all on schema pricesvc_meta from public;
@@ -106,8 +108,9 @@ grant usage on schema pricesvc_meta to authenticator;
 -- price_reports: grants and RLS (the insert trigger is in reports.sql)
 ------------------------------------------------------------------------------------------------------
 
--- A report belongs to whoever signed the token it was sent with; clients never name the reporter.
-alter table public.price_reports alter column reporter_id set default auth.uid();
+-- A report belongs to whoever signed the token it was sent with; clients never name the reporter. The
+-- default is only a cheap per-row hint (auth.sql); the policy below is what verifies it.
+alter table public.price_reports alter column reporter_id set default auth.unverified_uid();
 
 -- Clients only ever insert, and only the columns they own; reads go through the median functions.
 revoke all on table public.price_reports from public, anon, authenticated, price_analyst, authenticator;
@@ -119,6 +122,9 @@ alter table public.price_reports force row level security;
 
 -- A signed-in reporter may insert reports under their own verified id, and nothing else: no SELECT,
 -- UPDATE or DELETE policy exists, so those see or touch no rows even if a grant slipped in.
+-- `(select auth.uid())` is an initplan: the token is verified once per statement, at its first row,
+-- and every row of the statement is compared with that one verified id. This is the check that decides
+-- whose report a row is; the reporter_id default and the insert trigger only read what it will check.
 drop policy if exists reporters_insert_own_reports on public.price_reports;
 create policy reporters_insert_own_reports on public.price_reports
     for insert to authenticated
@@ -136,6 +142,7 @@ grant execute on function private.rate_kinds() to authenticated;
 -- and function privileges are checked before that switch.
 grant execute on function auth.jwt() to anon, authenticated, authenticator;
 grant execute on function auth.uid() to anon, authenticated;
+grant execute on function auth.unverified_uid() to authenticated;
 grant execute on function auth.role() to anon, authenticated;
 -- auth.install_signing_keys(): owner only, since whoever installs keys can mint identities.
 

@@ -28,7 +28,32 @@ end
 $$;
 revoke all on function private.append_receipt(bigint, timestamptz, text, boolean) from public;
 
+-- Whether reporter is the caller, by the token itself (auth.uid()), for the moments the insert trigger is
+-- about to refuse a row or answer for an earlier one. False, never an error, for a token that does not
+-- verify: the RLS policy raises that itself for the whole statement, while an error here, raised only on
+-- these paths, would tell a forger that the reporter they named is at the cap. Without any token the
+-- caller is a role the policy does not apply to (the owner or a superuser naming reporter_id: fixtures,
+-- bulk loads), unless the session acts as `authenticated`, the one role the policy is for.
+create or replace function private.reporter_is_caller(reporter uuid) returns boolean
+    language plpgsql stable set search_path = ''
+as $$
+begin
+    return coalesce(reporter = auth.uid(), pg_catalog.current_setting('role') <> 'authenticated');
+exception when sqlstate 'PT401' then
+    return false;
+end
+$$;
+revoke all on function private.reporter_is_caller(uuid) from public;
+
 -- BEFORE INSERT on price_reports: server time, idempotent replays, and the per-reporter sliding cap.
+--
+-- The row's reporter_id is the default's cheap, unverified hint (auth.unverified_uid(); clients have no
+-- privilege on the column). The RLS policy checks it against the verified token right after this
+-- trigger, and that check, once per statement, is what decides. So this trigger takes the reporter's
+-- lock and counts without verifying anything (a forged row is refused by the policy microseconds later,
+-- its transaction rolled back and the lock released), and verifies only before it would refuse a row or
+-- answer with an earlier report (replay, conflict, cap): those answers are about one reporter and must
+-- never go to anyone else.
 --
 -- The cap counts reports by the time their transaction committed (pg_xact_commit_timestamp; needs
 -- track_commit_timestamp = on), not by created_at: a transaction that inserts and then stays open would
@@ -39,15 +64,13 @@ create or replace function private.admit_price_report() returns trigger
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
-    caller pg_catalog.uuid := auth.uid();
     earlier record;
     cap_th record;
     counted_at pg_catalog.timestamptz;
     wait_seconds integer;
 begin
-    -- A row that is not the caller's own is left to the RLS check, which rejects it: no lock, no
-    -- count, no receipt, and no hint whether the other reporter is at the cap.
-    if new.reporter_id is null or (caller is not null and new.reporter_id <> caller) then
+    -- No reporter: the RLS check rejects it (no lock, no count, no receipt).
+    if new.reporter_id is null then
         new.created_at := pg_catalog.clock_timestamp();
         return new;
     end if;
@@ -75,6 +98,9 @@ begin
         where r.reporter_id = new.reporter_id
           and r.client_report_id = new.client_report_id;
         if found then
+            if not private.reporter_is_caller(new.reporter_id) then
+                return new;
+            end if;
             if (earlier.location_id, earlier.rate_kind, earlier.price_cents, earlier.currency)
                is distinct from (new.location_id, new.rate_kind, new.price_cents, new.currency) then
                 raise exception using errcode = '23505',
@@ -102,6 +128,9 @@ begin
                            when cap_th.created_at >= pg_catalog.now() then new.created_at
                            else cap_th.created_at end;
         if counted_at > new.created_at - private.cap_window() then
+            if not private.reporter_is_caller(new.reporter_id) then
+                return new;
+            end if;
             wait_seconds := greatest(1, pg_catalog.ceil(pg_catalog.date_part('epoch',
                 counted_at + private.cap_window() - new.created_at)))::integer;
             raise exception using errcode = 'PT429',

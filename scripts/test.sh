@@ -39,6 +39,7 @@ PRICESVC_JWT_SECRET=$secret "$bin" migrate --migration-database-url "$owner_url"
 
 run_suite "pgTAP policies" pg_prove --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
 run_suite "50 parallel inserts, one reporter" tests/concurrency/parallel_inserts.sh
+run_suite "1 600 parallel inserts, one median store" tests/concurrency/median_store.sh
 
 export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
 run_suite "swift test" swift test --skip-build

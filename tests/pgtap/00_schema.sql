@@ -20,7 +20,8 @@ select ok(not (select rolsuper or rolbypassrls or rolcreaterole or rolcreatedb f
 
 select columns_are('public', 'price_reports',
     array['id', 'reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'client_report_id', 'created_at']);
-select col_default_is('public', 'price_reports', 'reporter_id', 'auth.uid()', 'reporter_id defaults to auth.uid()');
+select col_default_is('public', 'price_reports', 'reporter_id', 'auth.unverified_uid()',
+                      'reporter_id defaults to auth.unverified_uid() (a hint the RLS policy verifies)');
 select col_default_is('public', 'price_reports', 'currency', 'USD'::text, 'currency defaults to USD');
 select col_not_null('public', 'price_reports', c, c || ' is NOT NULL')
   from unnest(array['reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'created_at']) c;
@@ -31,7 +32,7 @@ select policy_cmd_is('public', 'price_reports', 'reporters_insert_own_reports', 
 select policy_roles_are('public', 'price_reports', 'reporters_insert_own_reports', array['authenticated'], 'the policy applies to authenticated');
 select trigger_is('public', 'price_reports', 'price_reports_admit', 'private', 'admit_price_report');
 select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price_reports_client_report_id_key',
-                   'price_reports_reporter_recent_idx', 'price_reports_median_idx']);
+                   'price_reports_reporter_recent_idx', 'price_reports_location_time_idx']);
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
                           'spent_signup_challenges']);
@@ -68,10 +69,12 @@ select is((select array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttyp
           'a median row has the seven columns of the contract');
 select is((select array_agg(p.proname::text order by p.proname) from pg_proc p
            where p.prorettype = 'private.median_row'::regtype and p.proretset),
-          array['price_median', 'price_median_overview', 'price_medians', 'report_medians'],
+          array['price_median', 'price_median_overview', 'price_medians', 'report_medians', 'report_medians_scanned'],
           'every median function returns median rows');
 select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) order by t.oid::regtype::text)
-           from pg_type t where t.typnamespace = 'private'::regnamespace and t.typtype in ('c', 'd')),
+           from pg_type t left join pg_class c on c.oid = t.typrelid
+           where t.typnamespace = 'private'::regnamespace
+             and (t.typtype = 'd' or (t.typtype = 'c' and c.relkind = 'c'))),
           array['private.median_row pricesvc_owner', 'private.rate_kind pricesvc_owner'],
           'the shared types belong to pricesvc_owner');
 
@@ -85,7 +88,8 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
                 'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',
-                'private.admit_price_report()', 'published_cost(text[],timestamp with time zone,interval)'],
+                'private.admit_price_report()', 'private.median_enqueue()', 'private.median_rebuild_changed()',
+                'published_cost(text[],timestamp with time zone,interval)'],
           'the SECURITY DEFINER functions are exactly these');
 select is((select count(*)::int from pg_proc p
            where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')

@@ -2,7 +2,7 @@
 -- alg tricks or an expired token get nobody a reporter id that is not theirs.
 begin;
 \ir _helpers.psql
-select plan(24);
+select plan(33);
 
 create function tap.report_as(token text) returns text language plpgsql as $$
 begin
@@ -76,6 +76,65 @@ select throws_ok($$select tap.report_as(tap.token_for(tap.alice(), interval '-1 
 reset role;
 select results_eq('select * from tap.reporters_of_identity_test()', array[tap.bob()],
                   'only bob''s own report exists, under his id');
+
+-- The reporter_id default is a hint (auth.unverified_uid()) read from settings anyone can write, even
+-- between the rows of one INSERT; the RLS policy verifies the token once per statement and refuses
+-- whatever the hint got wrong. Nobody learns anything about the reporter they named.
+create function tap.forge_hint(reporter uuid, token text default 'forged') returns boolean language sql as $$
+    select set_config('pricesvc.verified_uid', reporter::text, true) is not null
+       and set_config('pricesvc.verified_jwt', token, true) is not null
+       and set_config('request.jwt', token, true) is not null
+$$;
+create function tap.unsigned_for(sub uuid) returns text language sql immutable
+    return tap.b64url('{"alg":"HS256","typ":"JWT"}') || '.' || tap.b64url(convert_to(jsonb_build_object('sub', sub)::text, 'UTF8')) || '.x';
+-- carol is at the cap, and used a client_report_id.
+select tap.seed(tap.carol(), 'identity:carol', 100 + i) from generate_series(1, 9) i \g /dev/null
+insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, client_report_id)
+values (tap.carol(), 'identity:carol', 'hourly', 555, 'ca201000-0000-4000-8000-00000000c0de');
+set local track_functions = 'pl';
+
+set local role authenticated;
+select tap.use_token(tap.token_for(tap.bob())) \g /dev/null
+select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents)
+                  select 'identity:mid', 'hourly', v from (values (1), (2)) t(v)
+                  where v = 1 or tap.forge_hint(tap.alice(), tap.unsigned_for(tap.alice()))$$,
+                 '42501', 'new row violates row-level security policy for table "price_reports"',
+                 'a hint and an unsigned token for alice, set by the INSERT''s own source query between two rows, are refused');
+select tap.use_token(tap.token_for(tap.bob())) \g /dev/null
+select throws_ok(format($$insert into public.price_reports (location_id, rate_kind, price_cents)
+                          select 'identity:mid', 'hourly', v from (values (1), (2)) t(v)
+                          where v = 1 or set_config('request.jwt', %L, true) is not null$$, tap.token_for(tap.dave())),
+                 '42501', null, 'switching to another valid token mid-statement is refused: the statement verified bob''s once');
+select tap.forge_hint(tap.alice(), '') \g /dev/null
+select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('identity:mid', 'hourly', 1)$$,
+                 '42501', null, 'a hint for alice with no token at all is refused');
+select tap.use_token(tap.token_for(tap.bob())) \g /dev/null
+select tap.forge_hint(tap.carol(), current_setting('request.jwt')) \g /dev/null
+select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('identity:mid', 'hourly', 1)$$,
+                 '42501', null, 'a hint naming carol, who is at the cap, is refused by the policy, not with PT429 (no hint she is at the cap)');
+select tap.forge_hint(tap.carol(), current_setting('request.jwt')) \g /dev/null
+select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents, client_report_id)
+                   values ('identity:carol', 'hourly', 555, 'ca201000-0000-4000-8000-00000000c0de')$$,
+                 '42501', null, 'a hint naming carol with her client_report_id is refused, not answered as her replay');
+select tap.forge_hint(tap.carol(), 'not a token') \g /dev/null
+select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('identity:mid', 'hourly', 1)$$,
+                 'PT401', null, 'a hint naming carol with a malformed token fails as the token fails, whatever carol''s state');
+reset role;
+select is((select count(*)::int from public.price_reports where location_id = 'identity:mid'), 0,
+          'none of the forged rows, nor the rows of their statements, were stored');
+
+-- One verification per statement: the identity statement's, then the policy's for a five-row insert.
+select tap.token_for(tap.dave()) as dave_token \gset
+select pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) as before \gset
+set local role authenticated;
+select pg_catalog.set_config('request.jwt', :'dave_token', true), auth.jwt() is not null \g /dev/null
+select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 1::bigint,
+          'the identity statement verifies the token once');
+insert into public.price_reports (location_id, rate_kind, price_cents)
+select 'identity:count', 'hourly', 100 + i from generate_series(1, 5) i;
+select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 2::bigint,
+          'a five-row insert verifies it once more: the policy, not the default or the trigger per row');
+reset role;
 
 select * from finish();
 rollback;

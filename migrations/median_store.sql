@@ -1,0 +1,307 @@
+-- The median store, repeatable: the triggers and functions that keep the tables of
+-- 0012_median_store.sql in step with public.price_reports. medians.sql reads them.
+--
+-- Invariant: at every commit, for every group (location, rate kind), each report is either in
+-- median_queue or folded, and the folded state is what a fold at its own clock made of the folded
+-- reports (median_fold below). Readers start from the folded state and correct it exactly, so no
+-- result depends on when the last fold happened; only the number of rows a reader corrects with does.
+-- Inserts keep it incrementally (median_enqueue); UPDATE, DELETE and TRUNCATE (maintenance by the owner,
+-- test fixtures) rebuild the groups they touched; a bulk load with session_replication_role = replica
+-- skips every trigger and must call private.median_rebuild() before it commits.
+
+-- Adds reporters per (currency, price) to a group's two histograms, deltas positive or negative; drops
+-- the rows that reach zero.
+create or replace function private.median_histogram_add(location_id text, rate_kind text,
+                                                        currencies text[], prices integer[], deltas integer[])
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    width constant integer := private.median_band_cents();
+begin
+    insert into private.median_prices as p (location_id, rate_kind, currency, price_cents, reporters)
+    select median_histogram_add.location_id, median_histogram_add.rate_kind, d.currency, d.price_cents, pg_catalog.sum(d.delta)
+    from rows from (pg_catalog.unnest(currencies), pg_catalog.unnest(prices), pg_catalog.unnest(deltas)) d(currency, price_cents, delta)
+    group by d.currency, d.price_cents
+    having pg_catalog.sum(d.delta) <> 0
+    on conflict on constraint median_prices_pkey do update set reporters = p.reporters + excluded.reporters;
+
+    insert into private.median_price_bands as b (location_id, rate_kind, currency, band, reporters)
+    select median_histogram_add.location_id, median_histogram_add.rate_kind, d.currency, d.price_cents / width,
+           pg_catalog.sum(d.delta)
+    from rows from (pg_catalog.unnest(currencies), pg_catalog.unnest(prices), pg_catalog.unnest(deltas)) d(currency, price_cents, delta)
+    group by d.currency, d.price_cents / width
+    having pg_catalog.sum(d.delta) <> 0
+    on conflict on constraint median_price_bands_pkey do update set reporters = b.reporters + excluded.reporters;
+
+    delete from private.median_prices p
+    where p.location_id = median_histogram_add.location_id and p.rate_kind = median_histogram_add.rate_kind
+      and p.reporters = 0
+      and (p.currency, p.price_cents) in (select d.currency, d.price_cents from rows from (pg_catalog.unnest(currencies), pg_catalog.unnest(prices)) d(currency, price_cents));
+    delete from private.median_price_bands b
+    where b.location_id = median_histogram_add.location_id and b.rate_kind = median_histogram_add.rate_kind
+      and b.reporters = 0
+      and (b.currency, b.band) in (select d.currency, d.price_cents / width from rows from (pg_catalog.unnest(currencies), pg_catalog.unnest(prices)) d(currency, price_cents));
+end
+$$;
+revoke all on function private.median_histogram_add(text, text, text[], integer[], integer[]) from public;
+
+-- Folds one group at the statement's clock: counted reports and latest prices that left the report
+-- window are taken out, and queued reports of reporters that are mature (by median_fold_margin() at
+-- least) are taken in. The caller holds the group's advisory lock (median_lock_namespace()), or an
+-- EXCLUSIVE lock on median_queue (median_rebuild). Every read here is one group's index range;
+-- enable_seqscan keeps it so when the queue's statistics are dominated by a few locations (see
+-- median_queued in medians.sql), or a fold would scan the whole queue.
+create or replace function private.median_fold(location_id text, rate_kind text)
+    returns void
+    language plpgsql volatile set search_path = '' set enable_seqscan = off
+as $$
+declare
+    folded_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+    cutoff constant pg_catalog.timestamptz := folded_at - private.report_window();
+    -- Reporters mature at folded_at - margin: identities created before this.
+    born_before constant pg_catalog.timestamptz := folded_at - private.median_fold_margin() - private.reporter_maturity();
+    expired_through pg_catalog.timestamptz;
+    taken private.median_queue[];
+    currencies text[];
+    prices integer[];
+    deltas integer[];
+begin
+    insert into private.median_groups (location_id, rate_kind, expired_through)
+    values (median_fold.location_id, median_fold.rate_kind, cutoff)
+    on conflict on constraint median_groups_pkey do nothing;
+    select g.expired_through into expired_through from private.median_groups g
+    where g.location_id = median_fold.location_id and g.rate_kind = median_fold.rate_kind;
+
+    -- Counted reports that left the window since the last fold. Queued ones were never counted.
+    if expired_through < cutoff then
+        update private.median_totals t set reports = t.reports - gone.reports
+        from (select r.currency, pg_catalog.count(*) as reports
+              from public.price_reports r
+              where r.location_id = median_fold.location_id and r.rate_kind = median_fold.rate_kind
+                and r.created_at > expired_through and r.created_at <= cutoff
+                and not exists (select from private.median_queue q where q.report_id = r.id)
+              group by r.currency) gone
+        where t.location_id = median_fold.location_id and t.rate_kind = median_fold.rate_kind
+          and t.currency = gone.currency;
+        update private.median_groups g set expired_through = cutoff
+        where g.location_id = median_fold.location_id and g.rate_kind = median_fold.rate_kind;
+    end if;
+
+    -- Latest prices that left the window leave the histograms.
+    with gone as (
+        update private.median_latest l set counted = false
+        where l.location_id = median_fold.location_id and l.rate_kind = median_fold.rate_kind
+          and l.counted and l.created_at <= cutoff
+        returning l.currency, l.price_cents
+    )
+    select pg_catalog.array_agg(g.currency), pg_catalog.array_agg(g.price_cents), pg_catalog.array_agg(-1)
+    into currencies, prices, deltas
+    from gone g;
+    if currencies is not null then
+        perform private.median_histogram_add(median_fold.location_id, median_fold.rate_kind, currencies, prices, deltas);
+    end if;
+
+    -- Queued reports of mature reporters are taken in. matures_at only narrows the scan; maturity is
+    -- checked against auth.users here, as readers check it.
+    with moved as (
+        delete from private.median_queue q
+        where q.location_id = median_fold.location_id and q.rate_kind = median_fold.rate_kind
+          and q.matures_at <= folded_at - private.median_fold_margin()
+          and not exists (select from auth.users u where u.id = q.reporter_id and u.created_at > born_before)
+        returning q
+    )
+    select pg_catalog.array_agg(m.q) into taken from moved m;
+    if taken is null then
+        return;
+    end if;
+
+    insert into private.median_totals as t (location_id, rate_kind, currency, reports, newest)
+    select median_fold.location_id, median_fold.rate_kind, x.currency, pg_catalog.count(*), pg_catalog.max(x.created_at)
+    from pg_catalog.unnest(taken) x
+    where x.created_at > cutoff
+    group by x.currency
+    on conflict on constraint median_totals_pkey
+    do update set reports = t.reports + excluded.reports, newest = greatest(t.newest, excluded.newest);
+
+    -- Each reporter's newest taken report replaces their folded latest one if it is newer.
+    with candidate as (
+        select distinct on (x.reporter_id) x.*
+        from pg_catalog.unnest(taken) x
+        order by x.reporter_id, x.created_at desc, x.report_id desc
+    ),
+    previous as (
+        select l.* from private.median_latest l join candidate c on c.reporter_id = l.reporter_id
+        where l.location_id = median_fold.location_id and l.rate_kind = median_fold.rate_kind
+    ),
+    newer as (
+        select c.* from candidate c left join previous p on p.reporter_id = c.reporter_id
+        where p.reporter_id is null or (c.created_at, c.report_id) > (p.created_at, p.report_id)
+    ),
+    stored as (
+        insert into private.median_latest as l (location_id, rate_kind, reporter_id, currency, price_cents, created_at,
+                                                report_id, counted)
+        select median_fold.location_id, median_fold.rate_kind, n.reporter_id, n.currency, n.price_cents, n.created_at,
+               n.report_id, n.created_at > cutoff
+        from newer n
+        on conflict on constraint median_latest_pkey
+        do update set currency = excluded.currency, price_cents = excluded.price_cents, created_at = excluded.created_at,
+                      report_id = excluded.report_id, counted = excluded.counted
+    ),
+    changes as (
+        select p.currency, p.price_cents, -1 as delta
+        from previous p join newer n on n.reporter_id = p.reporter_id
+        where p.counted
+        union all
+        select n.currency, n.price_cents, 1 from newer n where n.created_at > cutoff
+    )
+    select pg_catalog.array_agg(c.currency), pg_catalog.array_agg(c.price_cents), pg_catalog.array_agg(c.delta)
+    into currencies, prices, deltas
+    from changes c;
+    if currencies is not null then
+        perform private.median_histogram_add(median_fold.location_id, median_fold.rate_kind, currencies, prices, deltas);
+    end if;
+end
+$$;
+revoke all on function private.median_fold(text, text) from public;
+
+-- Recomputes the store of the given locations (null: of every location) from price_reports, under an
+-- EXCLUSIVE lock on median_queue, so no insert (they all queue) or fold runs meanwhile. Set-based: the
+-- same state a fold of every report would leave, at this statement's clock.
+create or replace function private.median_rebuild(location_ids text[] default null)
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    rebuilt_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+    cutoff constant pg_catalog.timestamptz := rebuilt_at - private.report_window();
+    born_before constant pg_catalog.timestamptz := rebuilt_at - private.median_fold_margin() - private.reporter_maturity();
+    width constant integer := private.median_band_cents();
+begin
+    lock table private.median_queue in exclusive mode;
+    if location_ids is null then
+        truncate private.median_queue, private.median_groups, private.median_latest, private.median_prices,
+                 private.median_price_bands, private.median_totals;
+    else
+        delete from private.median_queue x where x.location_id = any (location_ids);
+        delete from private.median_groups x where x.location_id = any (location_ids);
+        delete from private.median_latest x where x.location_id = any (location_ids);
+        delete from private.median_prices x where x.location_id = any (location_ids);
+        delete from private.median_price_bands x where x.location_id = any (location_ids);
+        delete from private.median_totals x where x.location_id = any (location_ids);
+    end if;
+
+    -- Reports of identities not mature (by the margin) wait in the queue, as a fold would leave them.
+    insert into private.median_queue (report_id, location_id, rate_kind, reporter_id, currency, price_cents,
+                                      created_at, matures_at)
+    select r.id, r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at,
+           u.created_at + private.reporter_maturity()
+    from public.price_reports r join auth.users u on u.id = r.reporter_id
+    where (location_ids is null or r.location_id = any (location_ids))
+      and u.created_at > born_before;
+
+    insert into private.median_groups (location_id, rate_kind, expired_through)
+    select distinct r.location_id, r.rate_kind, cutoff
+    from public.price_reports r
+    where location_ids is null or r.location_id = any (location_ids);
+
+    insert into private.median_totals (location_id, rate_kind, currency, reports, newest)
+    select r.location_id, r.rate_kind, r.currency, pg_catalog.count(*), pg_catalog.max(r.created_at)
+    from public.price_reports r
+    where (location_ids is null or r.location_id = any (location_ids))
+      and r.created_at > cutoff
+      and not exists (select from auth.users u where u.id = r.reporter_id and u.created_at > born_before)
+    group by r.location_id, r.rate_kind, r.currency;
+
+    insert into private.median_latest (location_id, rate_kind, reporter_id, currency, price_cents, created_at,
+                                       report_id, counted)
+    select distinct on (r.location_id, r.rate_kind, r.reporter_id)
+           r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at, r.id, r.created_at > cutoff
+    from public.price_reports r
+    where (location_ids is null or r.location_id = any (location_ids))
+      and not exists (select from auth.users u where u.id = r.reporter_id and u.created_at > born_before)
+    order by r.location_id, r.rate_kind, r.reporter_id, r.created_at desc, r.id desc;
+
+    insert into private.median_prices (location_id, rate_kind, currency, price_cents, reporters)
+    select l.location_id, l.rate_kind, l.currency, l.price_cents, pg_catalog.count(*)
+    from private.median_latest l
+    where (location_ids is null or l.location_id = any (location_ids)) and l.counted
+    group by l.location_id, l.rate_kind, l.currency, l.price_cents;
+
+    insert into private.median_price_bands (location_id, rate_kind, currency, band, reporters)
+    select l.location_id, l.rate_kind, l.currency, l.price_cents / width, pg_catalog.count(*)
+    from private.median_latest l
+    where (location_ids is null or l.location_id = any (location_ids)) and l.counted
+    group by l.location_id, l.rate_kind, l.currency, l.price_cents / width;
+end
+$$;
+revoke all on function private.median_rebuild(text[]) from public;
+
+-- AFTER INSERT, per row: after the insert trigger and the RLS policy accepted the row, so only reports
+-- that are really stored reach the store. Queues it, and every median_fold_every()-th report folds its
+-- group if no other transaction is folding it (try-lock: an insert never waits for a fold).
+create or replace function private.median_enqueue() returns trigger
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    matures_at pg_catalog.timestamptz;
+begin
+    select u.created_at + private.reporter_maturity() into matures_at from auth.users u where u.id = new.reporter_id;
+    insert into private.median_queue (report_id, location_id, rate_kind, reporter_id, currency, price_cents,
+                                      created_at, matures_at)
+    values (new.id, new.location_id, new.rate_kind, new.reporter_id, new.currency, new.price_cents, new.created_at,
+            coalesce(matures_at, '-infinity'));
+    if new.id % private.median_fold_every() = 0
+       and pg_catalog.pg_try_advisory_xact_lock(private.median_lock_namespace(),
+                                                pg_catalog.hashtext(new.location_id || '/' || new.rate_kind)) then
+        perform private.median_fold(new.location_id, new.rate_kind);
+    end if;
+    return null;
+end
+$$;
+revoke all on function private.median_enqueue() from public;
+
+-- AFTER UPDATE, DELETE or TRUNCATE, per statement: rebuilds every location the statement touched.
+create or replace function private.median_rebuild_changed() returns trigger
+    language plpgsql volatile security definer set search_path = ''
+as $$
+begin
+    if tg_op = 'TRUNCATE' then
+        perform private.median_rebuild(null);
+    elsif tg_op = 'UPDATE' then
+        perform private.median_rebuild(array(select o.location_id from old_reports o
+                                             union select n.location_id from new_reports n));
+    else
+        perform private.median_rebuild(array(select distinct o.location_id from old_reports o));
+    end if;
+    return null;
+end
+$$;
+revoke all on function private.median_rebuild_changed() from public;
+
+-- Creating the triggers locks price_reports against inserts until this file commits, so the first build
+-- below sees every report and misses none.
+create or replace trigger price_reports_median_store
+    after insert on public.price_reports
+    for each row execute function private.median_enqueue();
+create or replace trigger price_reports_median_store_update
+    after update on public.price_reports
+    referencing old table as old_reports new table as new_reports
+    for each statement execute function private.median_rebuild_changed();
+create or replace trigger price_reports_median_store_delete
+    after delete on public.price_reports
+    referencing old table as old_reports
+    for each statement execute function private.median_rebuild_changed();
+create or replace trigger price_reports_median_store_truncate
+    after truncate on public.price_reports
+    for each statement execute function private.median_rebuild_changed();
+
+-- First build (and after anything emptied the store by hand): the store is empty while reports exist.
+do $$
+begin
+    if not exists (select from private.median_groups) and not exists (select from private.median_queue)
+       and exists (select from public.price_reports) then
+        perform private.median_rebuild(null);
+    end if;
+end
+$$;

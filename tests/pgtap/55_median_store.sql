@@ -1,0 +1,159 @@
+-- The median store answers exactly what the straightforward query over every report answers, on random
+-- data, while time passes with no write at all: reports age out of the window and identities mature
+-- without anyone touching the store.
+--
+-- Time is simulated by moving every timestamp (reports, the store, identities) back by the same amount,
+-- which is what the clock moving forward looks like to a reader. Reports are inserted in time order
+-- through the real triggers, with the clock advanced between them, so the folds (every 16th report)
+-- happen at many points of the timeline, as in production.
+begin;
+\ir _helpers.psql
+select plan(14);
+
+-- The straightforward query (the median functions before the store), written out here as the spec.
+create function tap.reference_medians() returns setof private.median_row language sql stable as $$
+    with in_window as (
+        select r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at, r.id
+        from public.price_reports r
+        where r.location_id like 'prop:%'
+          and r.created_at > clock_timestamp() - interval '180 days'
+          and not exists (select from auth.users u where u.id = r.reporter_id
+                          and u.created_at > clock_timestamp() - interval '24 hours')
+    ),
+    latest as (
+        select distinct on (location_id, rate_kind, reporter_id) location_id, rate_kind, currency, price_cents
+        from in_window
+        order by location_id, rate_kind, reporter_id, created_at desc, id desc
+    ),
+    medians as (
+        select location_id, rate_kind, currency,
+               round(percentile_cont(0.5) within group (order by price_cents)::numeric)::integer as median_cents,
+               count(*)::integer as reporters
+        from latest group by location_id, rate_kind, currency having count(*) >= 3
+    ),
+    totals as (
+        select location_id, rate_kind, currency, count(*)::integer as reports,
+               date_trunc('hour', max(created_at), 'UTC') as last_reported_at
+        from in_window group by location_id, rate_kind, currency
+    )
+    select m.location_id, m.rate_kind, m.currency, m.median_cents, m.reporters, t.reports, t.last_reported_at
+    from medians m join totals t using (location_id, rate_kind, currency)
+$$;
+
+-- Every group of the test, from the store: the overview (every location and kind), and price_medians
+-- per location (the call the service makes), which must agree with each other.
+create function tap.store_medians() returns setof private.median_row language sql stable as $$
+    select * from public.price_median_overview() where location_id like 'prop:%'
+$$;
+create function tap.store_medians_by_location() returns setof private.median_row language sql stable as $$
+    select m.* from (select distinct location_id from public.price_reports where location_id like 'prop:%') l,
+                    unnest(private.rate_kinds()) k(kind),
+                    lateral public.price_medians(array[l.location_id], k.kind) m
+$$;
+
+-- The clock moves forward by `by`: every stored time moves back by it. No trigger fires
+-- (session_replication_role = replica), so the store is not told.
+create function tap.advance_clock(by interval) returns void language plpgsql as $$
+begin
+    set local session_replication_role = replica;
+    update public.price_reports set created_at = created_at - by where location_id like 'prop:%';
+    update private.median_queue set created_at = created_at - by, matures_at = matures_at - by where location_id like 'prop:%';
+    update private.median_latest set created_at = created_at - by where location_id like 'prop:%';
+    update private.median_totals set newest = newest - by where location_id like 'prop:%';
+    update private.median_groups set expired_through = expired_through - by where location_id like 'prop:%';
+    update auth.users set created_at = created_at - by where id in (select reporter from tap.reporters);
+    set local session_replication_role = origin;
+end
+$$;
+
+-- 40 reporters: 25 with identities a month old, 8 made an hour ago (immature), 7 with no users row
+-- (pruned: they count as old).
+create table tap.reporters (n integer, reporter uuid);
+insert into tap.reporters select g, gen_random_uuid() from generate_series(1, 40) g;
+insert into auth.users (id, created_at)
+select reporter, clock_timestamp() - case when n <= 25 then interval '30 days' else interval '1 hour' end
+from tap.reporters where n <= 33;
+
+-- 700 reports at 48 moments over 200 days (three of them within minutes of the 180-day edge), over 6
+-- locations, 2 rate kinds and 3 currencies, each reporter reporting several times.
+select setseed(extract(epoch from clock_timestamp())::integer % 1000 / 1000.0) \g /dev/null
+create table tap.moments as
+select m, case when m <= 3 then interval '180 days' + (m - 2) * interval '3 minutes'
+               else random() * interval '200 days' end as age
+from generate_series(1, 48) m;
+create table tap.timeline as
+select t.n, t.location_id, t.rate_kind, t.currency, r.reporter, t.price_cents, mo.age
+from (select g as n,
+             'prop:' || (1 + floor(random() * 6))::int as location_id,
+             (array['hourly', 'daily'])[1 + floor(random() * 2)::int] as rate_kind,
+             (array['USD', 'USD', 'EUR', 'CHF'])[1 + floor(random() * 4)::int] as currency,
+             1 + floor(random() * 40)::int as reporter_n,
+             (100 + floor(random() * 400)::int) as price_cents,
+             1 + floor(random() * 48)::int as moment
+      from generate_series(1, 700) g) t
+join tap.reporters r on r.n = t.reporter_n
+join tap.moments mo on mo.m = t.moment;
+
+-- Oldest moment first: its reports go in through the triggers, then the clock moves on to the next.
+do $$
+declare
+    r record;
+    previous_age interval;
+begin
+    for r in select * from tap.timeline order by age desc, n loop
+        if previous_age is not null and previous_age > r.age then
+            perform tap.advance_clock(previous_age - r.age);
+        end if;
+        perform tap.seed(r.reporter, r.location_id, r.price_cents, r.rate_kind, r.currency);
+        previous_age := r.age;
+    end loop;
+    perform tap.advance_clock(previous_age);
+end
+$$;
+
+select is((select count(*)::int from public.price_reports where location_id like 'prop:%'), 700, 'all 700 reports were stored');
+select ok((select count(*) from private.median_queue where location_id like 'prop:%') between 1 and 699,
+          'some reports are folded, some still queued');
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'the store answers what the query over every report answers');
+select set_eq('select * from tap.store_medians_by_location()', 'select * from tap.reference_medians()',
+              'price_medians, location by location, answers the same');
+select ok((select count(*) from tap.reference_medians()) >= 6, 'and there are medians to compare');
+
+-- Time passes, nothing is written.
+select tap.advance_clock(interval '2 days');
+select ok(exists (select from private.median_latest where location_id like 'prop:%' and counted
+                  and created_at <= clock_timestamp() - interval '180 days'),
+          'two days later: folded latest reports have left the window without the store being told');
+select ok(exists (select from private.median_queue q join auth.users u on u.id = q.reporter_id
+                  where q.location_id like 'prop:%' and u.created_at < clock_timestamp() - interval '24 hours'),
+          'and queued reports of identities made an hour ago now count, still queued');
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'two days later the store still answers exactly: aged-out reports stopped counting, matured reporters started');
+
+select tap.advance_clock(interval '25 days');
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'four weeks later too');
+
+-- A fold at the new time (what the next report would do) changes no answer.
+select private.median_fold(l, k) from (select distinct location_id, rate_kind from public.price_reports
+                                       where location_id like 'prop:%') g(l, k) \g /dev/null
+select ok(not exists (select from private.median_latest where location_id like 'prop:%' and counted
+                      and created_at <= clock_timestamp() - interval '180 days'),
+          'a fold takes aged-out latest reports out of the histograms');
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'and the answers are the same after it');
+
+-- Owner maintenance: an UPDATE or DELETE rebuilds the locations it touched.
+update public.price_reports set price_cents = price_cents + 1 where location_id = 'prop:1';
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'after an UPDATE of reports, the same answers');
+delete from public.price_reports where location_id = 'prop:2' and id % 3 = 0;
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'after a DELETE of reports, the same answers');
+select private.median_rebuild(null) \g /dev/null
+select set_eq('select * from tap.store_medians()', 'select * from tap.reference_medians()',
+              'a full rebuild gives the same answers');
+
+select * from finish();
+rollback;
