@@ -190,7 +190,10 @@ python3 bench/tokens.py "$secret_file" "$run_id" "$REPORTERS" "$state/run"
 databases=(pricesvc)
 [ "$SCALE_REPORTS" -gt 0 ] && databases+=(pricesvc_scale)
 for db in "${databases[@]}"; do
+  # The previous run's sessions go (as \`pricesvc prune\` would retire them): otherwise auth.sessions grows
+  # by 2 x BENCH_REPORTERS per run, and every verification's live-session lookup with it.
   psql_su -d "$db" >/dev/null <<SQL
+delete from auth.sessions s using bench.tokens t where s.id = t.sid;
 truncate bench.tokens;
 \copy bench.tokens (run_id, side, idx, uid, sid, token) from '$state/run/reporters.tsv'
 select bench.ensure_users(array(select uid from bench.tokens));
