@@ -136,10 +136,10 @@ begin
     end if;
 
     -- A hint for auth.unverified_uid() (the reporter_id default), never read by anything that decides.
-    -- Written once per token: the policy's verification finds it already left by the identity statement.
-    if payload ? 'sub' and pg_catalog.current_setting('pricesvc.verified_jwt', true) is distinct from token then
-        parts := array[pg_catalog.set_config('pricesvc.verified_jwt', token, true),
-                       pg_catalog.set_config('pricesvc.verified_uid', payload ->> 'sub', true)];
+    -- Written once per token: the service's submission identity statement leaves it already set.
+    if payload ? 'sub' and pg_catalog.current_setting('pricesvc.hint_jwt', true) is distinct from token then
+        parts := array[pg_catalog.set_config('pricesvc.hint_jwt', token, true),
+                       pg_catalog.set_config('pricesvc.hint_uid', payload ->> 'sub', true)];
     end if;
     return payload;
 end
@@ -153,9 +153,10 @@ create or replace function auth.uid() returns uuid
     end;
 
 -- The reporter a new report is filed under before the table's RLS policy checks it: price_reports'
--- reporter_id default, evaluated once per row. It is the sub auth.jwt() last verified in this
--- transaction while request.jwt still holds that token (the service's identity statement has just
--- verified it), and auth.uid() itself otherwise.
+-- reporter_id default, evaluated once per row. It is the sub recorded for the token request.jwt still
+-- holds (pricesvc.hint_uid while pricesvc.hint_jwt is that token): the service's submission identity
+-- statement records the sub it verified in-process, and auth.jwt() records each sub it verifies.
+-- Otherwise it is auth.uid() itself.
 --
 -- - Important: This is a hint, not an identity. Both settings it reads can be written by whoever runs
 --   the statement, even between two rows (from the INSERT's own source query). What makes it safe is
@@ -165,9 +166,9 @@ create or replace function auth.uid() returns uuid
 create or replace function auth.unverified_uid() returns uuid
     language sql stable
     begin atomic
-        select case when pg_catalog.current_setting('pricesvc.verified_jwt', true)
+        select case when pg_catalog.current_setting('pricesvc.hint_jwt', true)
                          = pg_catalog.current_setting('request.jwt', true)
-                    then nullif(pg_catalog.current_setting('pricesvc.verified_uid', true), '')::uuid
+                    then nullif(pg_catalog.current_setting('pricesvc.hint_uid', true), '')::uuid
                     else auth.uid() end;
     end;
 

@@ -2,7 +2,7 @@
 -- alg tricks or an expired token get nobody a reporter id that is not theirs.
 begin;
 \ir _helpers.psql
-select plan(33);
+select plan(37);
 
 create function tap.report_as(token text) returns text language plpgsql as $$
 begin
@@ -81,8 +81,8 @@ select results_eq('select * from tap.reporters_of_identity_test()', array[tap.bo
 -- between the rows of one INSERT; the RLS policy verifies the token once per statement and refuses
 -- whatever the hint got wrong. Nobody learns anything about the reporter they named.
 create function tap.forge_hint(reporter uuid, token text default 'forged') returns boolean language sql as $$
-    select set_config('pricesvc.verified_uid', reporter::text, true) is not null
-       and set_config('pricesvc.verified_jwt', token, true) is not null
+    select set_config('pricesvc.hint_uid', reporter::text, true) is not null
+       and set_config('pricesvc.hint_jwt', token, true) is not null
        and set_config('request.jwt', token, true) is not null
 $$;
 create function tap.unsigned_for(sub uuid) returns text language sql immutable
@@ -135,6 +135,36 @@ select 'identity:count', 'hourly', 100 + i from generate_series(1, 5) i;
 select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 2::bigint,
           'a five-row insert verifies it once more: the policy, not the default or the trigger per row');
 reset role;
+
+-- The service's submission identity statement (Statements.submitterIdentity) switches role and records
+-- the sub it verified in-process as the hint, without verifying: the INSERT's policy is the one
+-- verification of the whole submission.
+select pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) as before \gset
+set local role authenticated;
+select pg_catalog.set_config('role', 'authenticated', true), pg_catalog.set_config('request.jwt', :'dave_token', true),
+       pg_catalog.set_config('pricesvc.hint_jwt', :'dave_token', true),
+       pg_catalog.set_config('pricesvc.hint_uid', tap.dave()::text, true) \g /dev/null
+insert into public.price_reports (location_id, rate_kind, price_cents)
+select 'identity:count', 'hourly', 200 + i from generate_series(1, 5) i;
+select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 1::bigint,
+          'a submission (identity statement without verification, then a five-row insert) verifies the token once');
+reset role;
+select is((select count(*)::int from public.price_reports where location_id = 'identity:count' and reporter_id = tap.dave()), 10,
+          'all ten rows of both inserts are dave''s');
+
+-- A submission whose session was signed out: the identity statement does not verify, so the INSERT's
+-- policy must refuse it with the token's own error, and store nothing.
+select tap.token_for('e1170000-0000-4000-8000-000000000005'::uuid) as erin_token \gset
+update auth.sessions set revoked_at = now() where user_id = 'e1170000-0000-4000-8000-000000000005'::uuid;
+set local role authenticated;
+select pg_catalog.set_config('request.jwt', :'erin_token', true),
+       pg_catalog.set_config('pricesvc.hint_jwt', :'erin_token', true),
+       pg_catalog.set_config('pricesvc.hint_uid', 'e1170000-0000-4000-8000-000000000005'::uuid::text, true) \g /dev/null
+select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('identity:revoked', 'hourly', 1)$$,
+                 'PT401', 'session not found', 'a submission with a signed-out session is refused by the insert itself');
+reset role;
+select is((select count(*)::int from public.price_reports where location_id = 'identity:revoked'), 0,
+          'nothing was stored for the signed-out session');
 
 select * from finish();
 rollback;

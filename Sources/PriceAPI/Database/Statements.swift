@@ -14,6 +14,17 @@ public enum Statements {
                auth.jwt() is not null
         """)
 
+    /// The identity statement of a submission: the same role switch, without verifying here. The
+    /// INSERT's RLS policy verifies the token once for the whole statement and decides whose rows
+    /// they are, so verifying first as well would cost a second verification per submission (issue 9).
+    /// $3 is the `sub` this service verified in-process; it only fills the `reporter_id` default's
+    /// hint (`auth.unverified_uid()`), a value anyone with these credentials can write and the policy
+    /// refuses when it is wrong. A revoked session still fails the INSERT (PT401), not just a read.
+    static let submitterIdentity = PreparedStatement(name: "pricesvc_submitter_identity", sql: """
+        select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt', $2, true),
+               pg_catalog.set_config('pricesvc.hint_jwt', $2, true), pg_catalog.set_config('pricesvc.hint_uid', $3, true)
+        """)
+
     static let insertReports = PreparedStatement(name: "pricesvc_insert_reports", sql: """
         insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id)
         select r.location_id, r.rate_kind, r.price_cents, r.currency, r.client_report_id
@@ -162,7 +173,7 @@ public enum Statements {
     }
 
     public static let all: [PreparedStatement] = [
-        identity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medianOfAllKinds,
+        identity, submitterIdentity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medianOfAllKinds,
         medians, mediansOfKind, mediansOfAllKinds,
         signUp, refresh, signOut, user, appliedMigrations,
         // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then

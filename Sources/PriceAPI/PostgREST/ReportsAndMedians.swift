@@ -13,7 +13,7 @@ extension PriceService {
         }
         if let error = submission.checkQuery(request.query) { return .answer(error.response) }
         let insert = submission.sendsCurrency ? Statements.insertReports : Statements.insertReportsDefaultCurrency
-        var queries = [caller.identityQuery, .prepared(insert, [submission.parameterJSON])]
+        var queries = [caller.submitterIdentityQuery, .prepared(insert, [submission.parameterJSON])]
         if submission.returnRepresentation { queries.append(.prepared(Statements.receipts, [])) }
         let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
         return .database(DatabasePlan(queries) { outcome in

@@ -20,6 +20,14 @@ enum Caller: Sendable {
         case .user(let token): return .prepared(Statements.identity, ["authenticated", token.token])
         }
     }
+
+    /// The identity statement of a submission: the INSERT's policy does the one verification.
+    /// Callers without a `sub` (anon, or a token naming no reporter) take the verifying statement,
+    /// so their refusal reads the same as anywhere else.
+    var submitterIdentityQuery: Query {
+        guard case .user(let token) = self, let sub = token.sub else { return identityQuery }
+        return .prepared(Statements.submitterIdentity, ["authenticated", token.token, sub])
+    }
 }
 
 extension PriceService {
