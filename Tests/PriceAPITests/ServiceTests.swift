@@ -54,8 +54,8 @@ struct ServiceFixture {
 
     var anonKey: String { issuer.anonKey() }
 
-    func userToken() -> String {
-        issuer.accessToken(userID: UUID().uuidString.lowercased(), sessionID: UUID().uuidString.lowercased(), now: now).token
+    func userToken(userID: String = UUID().uuidString.lowercased()) -> String {
+        issuer.accessToken(userID: userID, sessionID: UUID().uuidString.lowercased(), now: now).token
     }
 
     /// What the server shell would do: decide, and run a database plan as a worker would.
@@ -92,10 +92,11 @@ func parameters(_ query: Query) -> [String?] {
 struct ServiceTests {
     let report = #"{"location_id":"sfmta:garage-1","rate_kind":"hourly","price_cents":350}"#
 
-    @Test("a signed-in submission is one batch: identity with the verified token, then the insert")
+    @Test("a signed-in submission is one batch: the submitter identity (token and its verified sub), then the insert")
     func submissionIsOneRoundTrip() throws {
         let fixture = ServiceFixture()
-        let token = fixture.userToken()
+        let sub = UUID().uuidString.lowercased()
+        let token = fixture.userToken(userID: sub)
         let response = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report, token: token))
         #expect(response.status == 201)
         #expect(response.body.isEmpty)
@@ -103,8 +104,10 @@ struct ServiceTests {
         #expect(batches.count == 1)
         let batch = try #require(batches.first)
         // No currency sent: the statement leaves the column out, so the table's default applies.
-        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_insert_reports_default_currency"])
-        #expect(parameters(batch[0]) == ["authenticated", token])
+        // The submitter identity does not verify in PostgreSQL (the INSERT's policy does), so it
+        // carries the sub verified here as the reporter_id default's hint.
+        #expect(batch.map(statementName) == ["pricesvc_submitter_identity", "pricesvc_insert_reports_default_currency"])
+        #expect(parameters(batch[0]) == ["authenticated", token, sub])
     }
 
     @Test("a currency that is sent goes into the insert with the other columns")
@@ -115,7 +118,7 @@ struct ServiceTests {
                                                               token: fixture.userToken()))
         #expect(response.status == 201)
         let batch = try #require(fixture.database.batches.first)
-        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_insert_reports"])
+        #expect(batch.map(statementName) == ["pricesvc_submitter_identity", "pricesvc_insert_reports"])
         #expect(parameters(batch[1]) == [#"[{"location_id":"a","rate_kind":"daily","price_cents":900,"currency":"EUR"}]"#])
     }
 
