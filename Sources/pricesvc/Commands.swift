@@ -227,7 +227,8 @@ enum Commands {
             clientKey: ClientKey(secret: secrets.current),
             refreshChain: RefreshTokenChain(secret: secrets.current),
             readiness: Readiness(shipped: shipped),
-            metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels),
+            metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
+                                   databaseWorkers: server.databaseWorkers),
             signUpChallenges: signUpChallenges)
         let application = PriceApplication(service: service, database: pool, readReplica: readPool)
         let http = HTTPServer(configuration: server, application: application, metrics: serverMetrics)

@@ -56,3 +56,18 @@ def test_a_request_that_waits_too_long_for_a_database_worker_gets_503_pgrst003_w
     assert db.count_reports([row["client_report_id"]]) == 1
     # With the worker free again, the same call is answered normally.
     assert api.medians(["e2e:x"], session["access_token"]) == []
+
+
+def workers_gauge(server) -> int:
+    text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    values = [line.split()[1] for line in text.splitlines() if line.startswith("pricesvc_database_workers ")]
+    assert len(values) == 1, text
+    return int(values[0])
+
+
+def test_database_workers_default_to_one_per_pool_connection_read_pool_included(start_server, migrated):
+    # More workers than connections would only queue on the pool, at a CPU cost per request.
+    assert workers_gauge(start_server(POOL_SIZE=3)) == 3
+    # A read pool (here the same database) doubles the default: reads and writes each get their own.
+    assert workers_gauge(start_server(POOL_SIZE=2, READ_DATABASE_URL=migrated.service_url)) == 4
+    assert workers_gauge(start_server(POOL_SIZE=2, DATABASE_WORKERS=5)) == 5

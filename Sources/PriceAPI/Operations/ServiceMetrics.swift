@@ -20,15 +20,18 @@ public final class ServiceMetrics: Sendable {
     private let replicaFallbacks = AtomicCounter()
     private let databaseErrors: [AtomicCounter]
     private let clientErrors: [AtomicCounter]
+    private let databaseWorkers: Int
 
     /// - Parameters:
     ///   - server: the HTTP server's counters, rendered first.
     ///   - pool: the pool's current gauges, read at each scrape.
     ///   - build: labels of `pricesvc_build_info` (version, compiler), fixed for the process's life.
+    ///   - databaseWorkers: the threads that run database plans (rendered when above 0).
     public init(server: ServerMetrics, pool: @escaping @Sendable () -> PoolStats,
-                build: [(name: String, value: String)] = []) {
+                build: [(name: String, value: String)] = [], databaseWorkers: Int = 0) {
         self.server = server
         self.pool = pool
+        self.databaseWorkers = databaseWorkers
         buildLabels = build.map { "\($0.name)=\"\(Self.escapeLabel($0.value))\"" }.joined(separator: ",")
         databaseErrors = Self.databaseErrorKinds.map { _ in AtomicCounter() }
         clientErrors = Self.sqlStateClasses.map { _ in AtomicCounter() }
@@ -104,6 +107,11 @@ public final class ServiceMetrics: Sendable {
         out += "# HELP pricesvc_db_pool_size Database connections the pool may open.\n"
         out += "# TYPE pricesvc_db_pool_size gauge\n"
         out += "pricesvc_db_pool_size \(pool.size)\n"
+        if databaseWorkers > 0 {
+            out += "# HELP pricesvc_database_workers Threads that run requests waiting on PostgreSQL.\n"
+            out += "# TYPE pricesvc_database_workers gauge\n"
+            out += "pricesvc_database_workers \(databaseWorkers)\n"
+        }
         out += "# HELP pricesvc_db_pool_waiting Requests waiting for a pool connection.\n"
         out += "# TYPE pricesvc_db_pool_waiting gauge\n"
         out += "pricesvc_db_pool_waiting \(pool.waiting)\n"
