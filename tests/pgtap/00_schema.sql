@@ -88,7 +88,8 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
                 'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',
-                'private.admit_price_report()', 'private.median_enqueue()', 'private.median_rebuild_changed()',
+                'private.admit_price_report()', 'private.median_enqueue()', 'private.median_fold_stale(interval,integer)',
+                'private.median_rebuild_changed()',
                 'published_cost(text[],timestamp with time zone,interval)'],
           'the SECURITY DEFINER functions are exactly these');
 select is((select count(*)::int from pg_proc p
