@@ -68,7 +68,8 @@ select is((select array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttyp
                 'reports integer', 'last_reported_at timestamp with time zone'],
           'a median row has the seven columns of the contract');
 select is((select array_agg(p.proname::text order by p.proname) from pg_proc p
-           where p.prorettype = 'private.median_row'::regtype and p.proretset),
+           where p.prorettype = 'private.median_row'::regtype and p.proretset
+             and p.pronamespace <> 'tap'::regnamespace),
           array['price_median', 'price_median_overview', 'price_medians', 'report_medians', 'report_medians_scanned'],
           'every median function returns median rows');
 select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) order by t.oid::regtype::text)
