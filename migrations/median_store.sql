@@ -237,6 +237,16 @@ end
 $$;
 revoke all on function private.median_rebuild(text[]) from public;
 
+-- Takes the group's fold lock for the rest of the transaction if no other transaction holds it; false if
+-- one does (it is folding the group now). The one definition of the lock's key: every fold path asks here.
+create or replace function private.median_try_lock_group(location_id text, rate_kind text)
+    returns boolean
+    language sql volatile set search_path = ''
+    return pg_catalog.pg_try_advisory_xact_lock(private.median_lock_namespace(),
+                                                pg_catalog.hashtext(median_try_lock_group.location_id || '/'
+                                                                    || median_try_lock_group.rate_kind));
+revoke all on function private.median_try_lock_group(text, text) from public;
+
 -- AFTER INSERT, per row: after the insert trigger and the RLS policy accepted the row, so only reports
 -- that are really stored reach the store. Queues it, and every median_fold_every()-th report folds its
 -- group if no other transaction is folding it (try-lock: an insert never waits for a fold).
@@ -251,15 +261,78 @@ begin
                                       created_at, matures_at)
     values (new.id, new.location_id, new.rate_kind, new.reporter_id, new.currency, new.price_cents, new.created_at,
             coalesce(matures_at, '-infinity'));
-    if new.id % private.median_fold_every() = 0
-       and pg_catalog.pg_try_advisory_xact_lock(private.median_lock_namespace(),
-                                                pg_catalog.hashtext(new.location_id || '/' || new.rate_kind)) then
+    if new.id % private.median_fold_every() = 0 and private.median_try_lock_group(new.location_id, new.rate_kind) then
         perform private.median_fold(new.location_id, new.rate_kind);
     end if;
     return null;
 end
 $$;
 revoke all on function private.median_enqueue() from public;
+
+-- Groups whose readers have been correcting the folded state with the same rows for longer than
+-- older_than, because no insert folded them since: a queued report that a fold would take in (its
+-- reporter mature by median_fold_margin()), or a report that left the report window after the group's
+-- last fold. due_at: when the oldest such row started to need a fold. A group that stops receiving
+-- reports is stale until one fold after its last report leaves the window, and never again.
+-- Reads the whole queue (a few rows per group) and probes price_reports once per group ever folded (by index).
+create or replace function private.median_stale_groups(older_than interval)
+    returns table(location_id text, rate_kind text, due_at timestamptz)
+    language sql stable set search_path = ''
+    begin atomic
+        select s.location_id, s.rate_kind, pg_catalog.min(s.due_at)
+        from (select q.location_id, q.rate_kind,
+                     greatest(q.created_at, q.matures_at + private.median_fold_margin()) as due_at
+              from private.median_queue q
+              union all
+              -- Only the group's oldest report after expired_through: if it has not left the window that
+              -- long ago, no later one has.
+              select g.location_id, g.rate_kind, oldest.created_at + private.report_window()
+              from private.median_groups g
+              cross join lateral (select r.created_at from public.price_reports r
+                                  where r.location_id = g.location_id and r.rate_kind = g.rate_kind
+                                    and r.created_at > g.expired_through
+                                  order by r.created_at
+                                  limit 1) oldest) s
+        where s.due_at <= pg_catalog.clock_timestamp() - median_stale_groups.older_than
+        group by s.location_id, s.rate_kind;
+    end;
+revoke all on function private.median_stale_groups(interval) from public;
+
+-- The maintenance fold (`pricesvc prune`): folds up to max_groups stale groups (median_stale_groups),
+-- longest due first, and returns how many it folded. Inserts fold only the groups they land in, so a
+-- group nobody reports at any more would otherwise make every read of it correct with more and more rows.
+-- - Each group is folded under its lock, taken as the insert path takes it (median_try_lock_group): a
+--   group whose lock is held is being folded by that transaction now, so it is skipped, not waited
+--   for; a run never waits on an insert or on another run.
+-- - The locks are held until the caller commits, one entry per folded group in the shared lock table
+--   (sized max_locks_per_transaction × max_connections): max_groups keeps one transaction well inside it.
+--   A caller wanting more folds again in a new transaction.
+create or replace function private.median_fold_stale(older_than interval, max_groups integer default 1000)
+    returns integer
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    stale record;
+    folded integer := 0;
+begin
+    if older_than is null or older_than < interval '0' then
+        raise exception using errcode = '22023', message = 'older_than must be a non-negative interval';
+    end if;
+    if max_groups is null or max_groups < 1 then
+        raise exception using errcode = '22023', message = 'max_groups must be a positive integer';
+    end if;
+    for stale in select s.location_id, s.rate_kind from private.median_stale_groups(median_fold_stale.older_than) s
+                 order by s.due_at, s.location_id, s.rate_kind loop
+        exit when folded >= max_groups;
+        if private.median_try_lock_group(stale.location_id, stale.rate_kind) then
+            perform private.median_fold(stale.location_id, stale.rate_kind);
+            folded := folded + 1;
+        end if;
+    end loop;
+    return folded;
+end
+$$;
+revoke all on function private.median_fold_stale(interval, integer) from public;
 
 -- AFTER UPDATE, DELETE or TRUNCATE, per statement: rebuilds every location the statement touched.
 create or replace function private.median_rebuild_changed() returns trigger

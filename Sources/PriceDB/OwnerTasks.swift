@@ -99,6 +99,37 @@ public struct OwnerTasks: Sendable {
         return (counts[0], counts[1], counts[2])
     }
 
+    /// How long a median group may wait for a fold before ``foldStaleMedianGroups()`` folds it: reads
+    /// of a group correct its folded state with what changed since its last fold, so this bounds that to
+    /// about an hour's changes plus the time between two runs.
+    public static let medianFoldAgeSeconds = 3600
+    /// Groups folded per transaction: each holds an advisory lock until its transaction commits, and the
+    /// shared lock table has room for max_locks_per_transaction (64) × max_connections by default.
+    public static let medianGroupsPerTransaction = 1000
+    /// Transactions per run, so one run folds at most 100,000 groups; the rest wait for the next run.
+    public static let medianFoldTransactions = 100
+
+    /// Folds every median group that has waited longer than `olderThanSeconds` for a fold
+    /// (`private.median_fold_stale`), in transactions of ``medianGroupsPerTransaction`` groups, and
+    /// returns how many it folded. Groups being folded by a concurrent transaction are skipped.
+    public func foldStaleMedianGroups(olderThanSeconds seconds: Int = medianFoldAgeSeconds) throws(DatabaseError) -> Int {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        var total = 0
+        for _ in 0..<Self.medianFoldTransactions {
+            // One statement outside a transaction block: it commits, releasing its locks, before the next.
+            let row = try session.execute(
+                "select private.median_fold_stale(make_interval(secs => $1::double precision), $2::integer)",
+                [String(seconds), String(Self.medianGroupsPerTransaction)]).rows.first ?? []
+            guard row.count == 1, let folded = row[0].flatMap({ Int($0) }) else {
+                throw DatabaseError(code: .protocolViolation, message: "private.median_fold_stale returned no count")
+            }
+            total += folded
+            // Fewer than a full batch: nothing stale was left (or only groups someone else is folding).
+            if folded < Self.medianGroupsPerTransaction { break }
+        }
+        return total
+    }
+
     static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

@@ -28,13 +28,18 @@ extension Commands {
 
     /// Deletes expired sessions and refresh tokens, and anonymous users left with no session.
     /// Price reports are never touched: they keep their reporter id for the cap and the threshold.
+    /// Then folds the median groups inserts stopped folding, so reads of them stay cheap; `--older-than`
+    /// is for the sessions only (the fold age is ``OwnerTasks/medianFoldAgeSeconds``).
     static func prune(_ configuration: Configuration) throws -> Int32 {
         let text = configuration.string("older-than").isEmpty ? "30d" : configuration.string("older-than")
         guard let seconds = Configuration.duration(text) else {
             throw ConfigurationError(description: "--older-than must look like 30d, 12h, 90m or 45s, got '\(text)'")
         }
-        let counts = try OwnerTasks(conninfo: ownerConninfo(configuration)).prune(olderThanSeconds: seconds)
+        let owner = OwnerTasks(conninfo: ownerConninfo(configuration))
+        let counts = try owner.prune(olderThanSeconds: seconds)
         print("pruned: \(counts.sessions) sessions, \(counts.refreshTokens) refresh tokens, \(counts.users) users (price reports kept)")
+        let folded = try owner.foldStaleMedianGroups()
+        print("median groups folded: \(folded) (waiting more than \(OwnerTasks.medianFoldAgeSeconds / 60) minutes)")
         return 0
     }
 }

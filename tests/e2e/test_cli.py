@@ -9,7 +9,8 @@ import time
 import pytest
 import requests
 
-from helpers import REQUEST_TIMEOUT, b64url_decode, jwt_segments, report, signature_valid, wait_until
+from helpers import REQUEST_TIMEOUT, b64url_decode, jwt_segments, location, report, signature_valid, wait_until
+from table_lock import MedianGroupLock
 
 
 def _stderr_lines(result) -> list[str]:
@@ -109,6 +110,55 @@ def test_prune_older_than_30_days_runs_and_keeps_every_report(migrated, db, api,
     assert db.total_reports() >= before
     # A live session survives pruning: its refresh token still rotates.
     assert api.refresh(user["refresh_token"]).status_code == 200
+
+
+def _median_groups_folded(stdout: str) -> int:
+    match = re.search(r"^median groups folded: (\d+)", stdout, re.MULTILINE)
+    assert match, stdout
+    return int(match.group(1))
+
+
+def _group_queued_two_hours_ago(db, api) -> str:
+    """A group whose one report, from a mature reporter, has waited two hours for a fold: the kind of group
+    no insert folds any more."""
+    loc = location("stale")
+    session = api.new_session()
+    db.age_users([session["user"]["id"]])  # before the insert, which records when the reporter matures
+    # The report's id is then no multiple of median_fold_every() (16): its insert does not fold the group.
+    db.psql("select setval('public.price_reports_id_seq', (nextval('public.price_reports_id_seq') / 16 + 1) * 16)")
+    assert api.submit(report(loc), session["access_token"]).status_code == 201
+    db.psql("set session_replication_role = replica; "
+            f"update public.price_reports set created_at = created_at - interval '2 hours' where location_id = '{loc}'; "
+            f"update private.median_queue set created_at = created_at - interval '2 hours' where location_id = '{loc}'")
+    assert db.scalar(f"select count(*) from private.median_queue where location_id = '{loc}'") == "1"
+    return loc
+
+
+def test_prune_folds_median_groups_that_waited_over_an_hour_skipping_one_being_folded(migrated, db, api):
+    def prune():
+        result = migrated.run("prune", "--migration-database-url", migrated.owner_url, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[0].startswith("pruned: "), result.stdout
+        return _median_groups_folded(result.stdout)
+
+    prune()  # whatever earlier tests left waiting, so the counts below are this test's groups
+    quiet, busy = _group_queued_two_hours_ago(db, api), _group_queued_two_hours_ago(db, api)
+    # Reported by an identity made just now: nothing to fold until it matures, in a day.
+    young = location("young")
+    assert api.submit(report(young), api.new_session()["access_token"]).status_code == 201
+
+    def queued(loc: str) -> str:
+        return db.scalar(f"select count(*) from private.median_queue where location_id = '{loc}'")
+
+    # An insert folding `busy` holds its lock: prune skips it rather than wait.
+    with MedianGroupLock(db, busy):
+        assert prune() == 1
+    assert (queued(quiet), queued(busy), queued(young)) == ("0", "1", "1")
+    assert db.scalar(f"select count(*) from private.median_groups where location_id = '{quiet}'") == "1"
+
+    assert prune() == 1
+    assert (queued(busy), queued(young)) == ("0", "1")
+    assert prune() == 0
 
 
 def test_prune_rejects_a_malformed_duration(migrated):

@@ -68,7 +68,8 @@ select is((select array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttyp
                 'reports integer', 'last_reported_at timestamp with time zone'],
           'a median row has the seven columns of the contract');
 select is((select array_agg(p.proname::text order by p.proname) from pg_proc p
-           where p.prorettype = 'private.median_row'::regtype and p.proretset),
+           where p.prorettype = 'private.median_row'::regtype and p.proretset
+             and p.pronamespace <> 'tap'::regnamespace),
           array['price_median', 'price_median_overview', 'price_medians', 'report_medians', 'report_medians_scanned'],
           'every median function returns median rows');
 select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) order by t.oid::regtype::text)
@@ -88,7 +89,8 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
                 'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',
-                'private.admit_price_report()', 'private.median_enqueue()', 'private.median_rebuild_changed()',
+                'private.admit_price_report()', 'private.median_enqueue()', 'private.median_fold_stale(interval,integer)',
+                'private.median_rebuild_changed()',
                 'published_cost(text[],timestamp with time zone,interval)'],
           'the SECURITY DEFINER functions are exactly these');
 select is((select count(*)::int from pg_proc p

@@ -2,7 +2,7 @@
 -- reporter, not an analyst, not the service's own login. Denials are permission errors (42501).
 begin;
 \ir _helpers.psql
-select plan(43);
+select plan(44);
 
 select tap.seed(tap.alice(), 'sfmta:garage-1', 300) \g /dev/null
 
@@ -53,6 +53,8 @@ set local role authenticator;
 select tap.denials('authenticator');
 select throws_ok('select * from auth.refresh_tokens', '42501', null, 'authenticator cannot read refresh tokens');
 select throws_ok('select auth.prune(interval ''1 day'')', '42501', null, 'authenticator cannot prune');
+select throws_ok('select private.median_fold_stale(interval ''1 hour'')', '42501', null,
+                 'authenticator cannot run the maintenance fold');
 select throws_ok($$select auth.install_signing_keys('\x00'::bytea)$$, '42501', null, 'authenticator cannot install keys');
 reset role;
 

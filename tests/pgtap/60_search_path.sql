@@ -2,7 +2,7 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(23);
+select plan(25);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
@@ -53,6 +53,7 @@ create table evil.signing_keys (slot text, secret bytea);
 insert into evil.signing_keys values ('current', convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'));
 create table evil.users (like auth.users);
 create table evil.schema_migrations (name text, checksum text, applied_at timestamptz);
+create table evil.median_queue (like private.median_queue);
 create function evil.cds_max_stay() returns interval language sql return interval '100 years';
 create function evil.cds_unit_seconds(text) returns integer language sql return 1;
 create function evil.timezone(text, timestamptz) returns timestamp language sql return '2000-01-01'::timestamp;
@@ -160,6 +161,10 @@ update auth.sessions set revoked_at = now() - interval '2 hours' where id = (sel
 update auth.users set created_at = now() - interval '2 hours' where id = (select user_id from signed_up);
 select results_eq($$select * from tap.evil('select sessions, users from auth.prune(interval ''1 hour'')')$$, array['(1,1)'],
                   'prune(): deletes the real revoked session and its user');
+select ok((select count(*) from private.median_queue where location_id like 'hijack:%') > 0, 'reports are queued');
+select tap.evil_exec($$select private.median_fold_stale(interval '0')$$) \g /dev/null
+select is((select count(*)::int from private.median_queue where location_id like 'hijack:%'), 0,
+          'median_fold_stale(): folds the real queue');
 
 select * from finish();
 rollback;
