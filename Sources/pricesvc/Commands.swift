@@ -36,7 +36,10 @@ enum Commands {
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
             case "import-rates": return try importRates(configuration)
-            case "openapi": print(OpenAPIDocument.json); return 0
+            // The document a server with the same settings serves: the challenge route only when on.
+            case "openapi":
+                print(OpenAPIDocument.json(signUpChallenge: try configuration.bool("signup-challenge")))
+                return 0
             default:
                 fail("unknown command '\(command)' (see pricesvc --help)")
                 return 2
@@ -80,8 +83,9 @@ enum Commands {
         Description(name: "import-rates", usage: "pricesvc import-rates --source NAME FILE... [--migration-database-url URL]",
                     summary: "load a city's CDS Curbs feed (zones and policies) as published rates; NAME prefixes the location ids",
                     settings: ownerSettings),
-        Description(name: "openapi", usage: "pricesvc openapi",
-                    summary: "print the OpenAPI document of the HTTP surface", settings: []),
+        Description(name: "openapi", usage: "pricesvc openapi [--signup-challenge true]",
+                    summary: "print the OpenAPI document of the HTTP surface (as a server with these settings serves it)",
+                    settings: ["signup-challenge"]),
     ]
 
     static var helpText: String {

@@ -98,6 +98,18 @@ def test_openapi_command_prints_the_document_the_server_serves(env, api):
     served = api.get("/rest/v1/")
     assert served.status_code == 200
     assert json.loads(result.stdout) == served.json()
+    assert "/auth/v1/challenge" not in served.json()["paths"]
+
+
+def test_openapi_command_follows_the_signup_challenge_setting(env, start_server, anon_key):
+    server = start_server(SIGNUP_CHALLENGE="true")
+    served = server.api(anon_key).get("/rest/v1/")
+    assert served.status_code == 200 and "/auth/v1/challenge" in served.json()["paths"]
+    for how in (["openapi", "--signup-challenge", "true"], ["openapi"]):
+        extra = {} if len(how) > 1 else {"SIGNUP_CHALLENGE": "true"}
+        result = env.run(*how, timeout=10, **extra)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == served.json()
 
 
 def test_prune_older_than_30_days_runs_and_keeps_every_report(migrated, db, api, user):
