@@ -7,7 +7,4 @@ enum RateKind: String, Sendable, CaseIterable {
 
     /// `{hourly,daily,flat,monthly}`: the statement parameter for "every kind".
     static let arrayLiteral = "{" + allCases.map(\.rawValue).joined(separator: ",") + "}"
-
-    /// `"hourly", "daily", "flat", "monthly"`: the items of an `enum` in the OpenAPI document.
-    static let jsonItems = allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
 }
