@@ -179,9 +179,10 @@ enum Commands {
         // One worker per connection by default: a worker only waits on the database, so more workers
         // than connections just queue on the pool, and each extra thread hop costs CPU per request
         // (a quarter of pricesvc's CPU per submission at 32 workers over 8 connections, docs/benchmarks.md).
+        let poolSize = try configuration.int("pool-size", min: 1)
         let workers = try configuration.int("database-workers", min: 0)
         server.databaseWorkers = workers > 0 ? workers
-            : try configuration.int("pool-size", min: 1) * (configuration.string("read-database-url").isEmpty ? 1 : 2)
+            : poolSize * (configuration.string("read-database-url").isEmpty ? 1 : 2)
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
         server.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -197,7 +198,7 @@ enum Commands {
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
-            size: try configuration.int("pool-size", min: 1),
+            size: poolSize,
             checkoutTimeout: .milliseconds(try configuration.int("pool-timeout-ms", min: 1)),
             statements: Statements.all,
             applicationName: "pricesvc")

@@ -15,14 +15,11 @@ struct WorkerThreadsTests {
                                         expired: { Issue.record("no job may expire") }, accepted: {})
             #expect(queued)
         }
-        let joined = Atomic<Bool>(false)
-        let stopper = Thread { workers.stopAndJoin(); joined.store(true, ordering: .releasing) }
+        let joined = DispatchSemaphore(value: 0)
+        let stopper = Thread { workers.stopAndJoin(); joined.signal() }
         stopper.start()
         for _ in 0..<6 { gate.signal() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !joined.load(ordering: .acquiring), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        let didJoin = joined.load(ordering: .acquiring)
-        #expect(didJoin, "stopAndJoin did not return within 10 s")
+        #expect(joined.wait(timeout: .now() + 10) == .success, "stopAndJoin did not return within 10 s")
         let count = ran.load(ordering: .relaxed)
         #expect(count == 6)
         #expect(workers.pending == 0)
@@ -40,14 +37,20 @@ struct WorkerThreadsTests {
 
     @Test("a job that waited longer than the queue timeout runs its expired closure instead")
     func expiresInQueue() {
-        let workers = WorkerThreads(count: 1, queueTimeout: .milliseconds(50), stackSize: 256 * 1024)
+        // A clock moved by hand: the second job's queue time passes while the first holds the thread.
+        let start = ContinuousClock.now
+        let elapsed = Mutex<Duration>(.zero)
+        let workers = WorkerThreads(count: 1, queueTimeout: .milliseconds(50), stackSize: 256 * 1024,
+                                    now: { start + elapsed.withLock { $0 } })
         let gate = DispatchSemaphore(value: 0)
         let outcome = Mutex<[String]>([])
-        _ = workers.submit(run: { gate.wait(); outcome.withLock { $0.append("first ran") } },
+        let firstStarted = DispatchSemaphore(value: 0)
+        _ = workers.submit(run: { firstStarted.signal(); gate.wait(); outcome.withLock { $0.append("first ran") } },
                            expired: { outcome.withLock { $0.append("first expired") } }, accepted: {})
         _ = workers.submit(run: { outcome.withLock { $0.append("second ran") } },
                            expired: { outcome.withLock { $0.append("second expired") } }, accepted: {})
-        Thread.sleep(forTimeInterval: 0.1)  // the second job's queue time passes while the first holds the thread
+        #expect(firstStarted.wait(timeout: .now() + 10) == .success)  // taken off the queue in time
+        elapsed.withLock { $0 = .milliseconds(51) }
         gate.signal()
         workers.stopAndJoin()
         #expect(outcome.withLock { $0 } == ["first ran", "second expired"])

@@ -79,45 +79,51 @@ public final class ServiceMetrics: Sendable {
     /// The whole /metrics text.
     func render() -> String {
         var out = server.render()
-        out += "# HELP pricesvc_rate_limited_total Requests refused by the per-IP request limit.\n"
-        out += "# TYPE pricesvc_rate_limited_total counter\n"
-        out += "pricesvc_rate_limited_total \(rateLimited.current)\n"
-        out += "# HELP pricesvc_database_errors_total Failures of the database (unavailable, or a server fault by SQLSTATE class).\n"
-        out += "# TYPE pricesvc_database_errors_total counter\n"
-        for (index, kind) in Self.databaseErrorKinds.enumerated() where databaseErrors[index].current > 0 {
-            out += "pricesvc_database_errors_total{kind=\"\(kind)\"} \(databaseErrors[index].current)\n"
-        }
-        out += "# HELP pricesvc_db_reads_total Read-only calls (medians, readiness) by the pool that answered.\n"
-        out += "# TYPE pricesvc_db_reads_total counter\n"
-        out += "pricesvc_db_reads_total{pool=\"replica\"} \(readsOnReplica.current)\n"
-        out += "pricesvc_db_reads_total{pool=\"primary\"} \(readsOnPrimary.current)\n"
-        out += "# HELP pricesvc_db_replica_fallbacks_total Read-only calls sent to the primary because the replica could not answer.\n"
-        out += "# TYPE pricesvc_db_replica_fallbacks_total counter\n"
-        out += "pricesvc_db_replica_fallbacks_total \(replicaFallbacks.current)\n"
-        out += "# HELP pricesvc_database_client_errors_total Requests the database refused as the client's mistake (answered 4xx), by SQLSTATE class.\n"
-        out += "# TYPE pricesvc_database_client_errors_total counter\n"
-        for (index, sqlStateClass) in Self.sqlStateClasses.enumerated() where clientErrors[index].current > 0 {
-            out += "pricesvc_database_client_errors_total{class=\"\(sqlStateClass)\"} \(clientErrors[index].current)\n"
-        }
+        Self.family(&out, "pricesvc_rate_limited_total", .counter, "Requests refused by the per-IP request limit.",
+                    [("", rateLimited.current)])
+        Self.family(&out, "pricesvc_database_errors_total", .counter,
+                    "Failures of the database (unavailable, or a server fault by SQLSTATE class).",
+                    Self.nonZero(Self.databaseErrorKinds, databaseErrors, label: "kind"))
+        Self.family(&out, "pricesvc_db_reads_total", .counter,
+                    "Read-only calls (medians, readiness) by the pool that answered.",
+                    [("pool=\"replica\"", readsOnReplica.current), ("pool=\"primary\"", readsOnPrimary.current)])
+        Self.family(&out, "pricesvc_db_replica_fallbacks_total", .counter,
+                    "Read-only calls sent to the primary because the replica could not answer.",
+                    [("", replicaFallbacks.current)])
+        Self.family(&out, "pricesvc_database_client_errors_total", .counter,
+                    "Requests the database refused as the client's mistake (answered 4xx), by SQLSTATE class.",
+                    Self.nonZero(Self.sqlStateClasses, clientErrors, label: "class"))
         let pool = self.pool()
-        out += "# HELP pricesvc_db_pool_connections Database pool connections by state.\n"
-        out += "# TYPE pricesvc_db_pool_connections gauge\n"
-        out += "pricesvc_db_pool_connections{state=\"in_use\"} \(pool.inUse)\n"
-        out += "pricesvc_db_pool_connections{state=\"idle\"} \(pool.idle)\n"
-        out += "# HELP pricesvc_db_pool_size Database connections the pool may open.\n"
-        out += "# TYPE pricesvc_db_pool_size gauge\n"
-        out += "pricesvc_db_pool_size \(pool.size)\n"
+        Self.family(&out, "pricesvc_db_pool_connections", .gauge, "Database pool connections by state.",
+                    [("state=\"in_use\"", pool.inUse), ("state=\"idle\"", pool.idle)])
+        Self.family(&out, "pricesvc_db_pool_size", .gauge, "Database connections the pool may open.", [("", pool.size)])
         if databaseWorkers > 0 {
-            out += "# HELP pricesvc_database_workers Threads that run requests waiting on PostgreSQL.\n"
-            out += "# TYPE pricesvc_database_workers gauge\n"
-            out += "pricesvc_database_workers \(databaseWorkers)\n"
+            Self.family(&out, "pricesvc_database_workers", .gauge, "Threads that run requests waiting on PostgreSQL.",
+                        [("", databaseWorkers)])
         }
-        out += "# HELP pricesvc_db_pool_waiting Requests waiting for a pool connection.\n"
-        out += "# TYPE pricesvc_db_pool_waiting gauge\n"
-        out += "pricesvc_db_pool_waiting \(pool.waiting)\n"
-        out += "# HELP pricesvc_build_info The running build; always 1.\n"
-        out += "# TYPE pricesvc_build_info gauge\n"
-        out += "pricesvc_build_info{\(buildLabels)} 1\n"
+        Self.family(&out, "pricesvc_db_pool_waiting", .gauge, "Requests waiting for a pool connection.",
+                    [("", pool.waiting)])
+        Self.family(&out, "pricesvc_build_info", .gauge, "The running build; always 1.", [(buildLabels, 1)])
         return out
+    }
+
+    private enum MetricType: String { case counter, gauge }
+
+    /// One metric family in the text format: HELP, TYPE, then a sample per (labels, value); labels are
+    /// the text between the braces, empty for none.
+    private static func family(_ out: inout String, _ name: String, _ type: MetricType, _ help: String,
+                               _ samples: [(labels: String, value: Int)]) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) \(type.rawValue)\n"
+        for sample in samples {
+            out += sample.labels.isEmpty ? "\(name) \(sample.value)\n" : "\(name){\(sample.labels)} \(sample.value)\n"
+        }
+    }
+
+    /// The counters of a fixed label list that have counted anything, as `label="value"` samples.
+    private static func nonZero(_ values: [String], _ counters: [AtomicCounter], label: String) -> [(labels: String, value: Int)] {
+        zip(values, counters).compactMap { value, counter in
+            let count = counter.current
+            return count > 0 ? ("\(label)=\"\(value)\"", count) : nil
+        }
     }
 }

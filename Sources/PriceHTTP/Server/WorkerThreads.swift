@@ -16,9 +16,13 @@ final class WorkerThreads: @unchecked Sendable {
     private var stopping = false
     private var running = 0
     private let queueTimeout: Duration
+    /// What a job's queue time is measured with; tests pass a clock they move by hand.
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(count: Int, queueTimeout: Duration, stackSize: Int) {
+    init(count: Int, queueTimeout: Duration, stackSize: Int,
+         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.queueTimeout = queueTimeout
+        self.now = now
         running = count
         for index in 0..<count {
             let thread = Thread { [unowned self] in self.work() }
@@ -37,7 +41,7 @@ final class WorkerThreads: @unchecked Sendable {
         defer { condition.unlock() }
         guard !stopping else { return false }
         accepted()
-        jobs.append(Job(enqueuedAt: .now, run: run, expired: expired))
+        jobs.append(Job(enqueuedAt: now(), run: run, expired: expired))
         condition.signal()
         return true
     }
@@ -78,7 +82,7 @@ final class WorkerThreads: @unchecked Sendable {
             }
             busy += 1
             condition.unlock()
-            if ContinuousClock.now - job.enqueuedAt > queueTimeout {
+            if now() - job.enqueuedAt > queueTimeout {
                 job.expired()
             } else {
                 job.run()
