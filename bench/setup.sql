@@ -74,79 +74,65 @@ begin
     return next;
 end $$;
 
--- The floor (bench/run.sh row 2): the same table, constraints, indexes, triggers, median store and RLS
--- policy as public.price_reports, with the reporter taken from a plain setting (bench.uid) instead of a
--- verified token. Generated from the live definitions each time this file runs, so it cannot drift:
--- the table and store tables are copied with LIKE ... INCLUDING ALL, the trigger functions with
--- pg_get_functiondef() with names moved to schema bench, the policy and the column grants from the
--- catalog, each with auth.uid() replaced by bench.plain_uid().
+-- The floor (bench/run.sh row 2): the same INSERT into the same table (public.price_reports: its
+-- constraints, indexes, cap trigger, median store and reporter_id default), as a role whose RLS policy
+-- takes the reporter from a plain setting instead of verifying the token. The floor's pgbench script is
+-- the submission script itself with role bench_floor and reporters of its own (side 'floor'), so the one
+-- difference between the two sides is the policy's check: `(select auth.uid())`, which verifies the
+-- token, against `(select bench.plain_uid())`, which reads pricesvc.hint_uid, the sub the identity
+-- statement recorded. bench_floor holds exactly what authenticated holds (copied from the catalog each
+-- time this file runs, so it cannot drift) and is no member of it, so authenticated's policy never
+-- applies to it. Reporter ids stay apart from the verified side's, so neither side's cap counts the other's.
 create or replace function bench.plain_uid() returns uuid
     language sql stable
-    return nullif(pg_catalog.current_setting('bench.uid', true), '')::uuid;
+    return nullif(pg_catalog.current_setting('pricesvc.hint_uid', true), '')::uuid;
 
-create or replace function bench.build_floor() returns void
-language plpgsql as $build$
+-- Earlier versions built the floor on copies of the table and the store (bench.price_reports ...).
+drop function if exists bench.build_floor();
+drop table if exists bench.price_reports, bench.median_queue, bench.median_groups, bench.median_latest,
+                     bench.median_prices, bench.median_price_bands, bench.median_totals cascade;
+drop function if exists bench.admit_price_report(), bench.reporter_is_caller(uuid), bench.median_enqueue(),
+                        bench.median_fold(text, text), bench.median_histogram_add(text, text, text[], integer[], integer[]);
+
+do $floor$
 declare
-    store_tables text[] := array['median_queue', 'median_groups', 'median_latest', 'median_prices',
-                                 'median_price_bands', 'median_totals'];
-    functions text[] := array['private.admit_price_report()', 'private.reporter_is_caller(uuid)',
-                              'private.median_enqueue()', 'private.median_fold(text,text)',
-                              'private.median_histogram_add(text,text,text[],integer[],integer[])'];
-    t text;
-    f text;
-    definition text;
-    policy record;
+    target record;
     grant_columns text;
 begin
-    drop table if exists bench.price_reports cascade;
-    execute 'create table bench.price_reports (like public.price_reports including all)';
-    alter table bench.price_reports alter column reporter_id set default bench.plain_uid();
-    foreach t in array store_tables loop
-        execute format('drop table if exists bench.%I cascade', t);
-        execute format('create table bench.%I (like private.%I including all)', t, t);
-        execute format('alter table bench.%I owner to pricesvc_owner', t);
+    if not exists (select from pg_catalog.pg_roles where rolname = 'bench_floor') then
+        create role bench_floor nologin;
+    end if;
+    grant bench_floor to authenticator;
+    -- authenticated's schema usage and EXECUTE grants (the default, the check constraint's rate kinds).
+    for target in select n.nspname from pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+                  where a.grantee = 'authenticated'::regrole and a.privilege_type = 'USAGE' loop
+        execute format('grant usage on schema %I to bench_floor', target.nspname);
     end loop;
-    alter table bench.price_reports owner to pricesvc_owner;
-
-    foreach f in array functions loop
-        definition := pg_get_functiondef(f::regprocedure);
-        definition := replace(definition, 'public.price_reports', 'bench.price_reports');
-        foreach t in array store_tables loop
-            definition := replace(definition, 'private.' || t || ' ', 'bench.' || t || ' ');
-            definition := replace(definition, 'private.' || t || E'\n', 'bench.' || t || E'\n');
-            definition := replace(definition, 'private.' || t || '[', 'bench.' || t || '[');
-        end loop;
-        definition := replace(definition, 'private.admit_price_report(', 'bench.admit_price_report(');
-        definition := replace(definition, 'private.reporter_is_caller(', 'bench.reporter_is_caller(');
-        definition := replace(definition, 'private.median_enqueue(', 'bench.median_enqueue(');
-        definition := replace(definition, 'private.median_fold(', 'bench.median_fold(');
-        definition := replace(definition, 'private.median_histogram_add(', 'bench.median_histogram_add(');
-        definition := replace(definition, 'auth.uid()', 'bench.plain_uid()');
-        execute definition;
-        execute format('alter function %s owner to pricesvc_owner', replace(f, 'private.', 'bench.'));
-    end loop;
-
-    create trigger price_reports_admit before insert on bench.price_reports
-        for each row execute function bench.admit_price_report();
-    create trigger price_reports_median_store after insert on bench.price_reports
-        for each row execute function bench.median_enqueue();
-
-    alter table bench.price_reports enable row level security;
-    alter table bench.price_reports force row level security;
-    for policy in select p.policyname, p.cmd, p.roles, p.with_check from pg_catalog.pg_policies p
-                  where p.schemaname = 'public' and p.tablename = 'price_reports' loop
-        execute format('create policy %I on bench.price_reports for %s to %s with check (%s)',
-                       policy.policyname, policy.cmd, array_to_string(policy.roles, ', '),
-                       replace(policy.with_check, 'auth.uid()', 'bench.plain_uid()'));
+    for target in select p.oid::regprocedure as f from pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+                  where a.grantee = 'authenticated'::regrole and a.privilege_type = 'EXECUTE' loop
+        execute format('grant execute on function %s to bench_floor', target.f);
     end loop;
     select string_agg(quote_ident(c.column_name), ', ' order by c.column_name) into grant_columns
     from information_schema.column_privileges c
     where c.table_schema = 'public' and c.table_name = 'price_reports' and c.grantee = 'authenticated'
       and c.privilege_type = 'INSERT';
-    execute format('grant insert (%s) on bench.price_reports to authenticated', grant_columns);
+    execute format('grant insert (%s) on public.price_reports to bench_floor', grant_columns);
+    -- The policy: authenticated's own, with the verified id replaced by the plain setting.
+    drop policy if exists bench_floor_insert on public.price_reports;
+    for target in select p.with_check from pg_catalog.pg_policies p
+                  where p.schemaname = 'public' and p.tablename = 'price_reports'
+                    and p.policyname = 'reporters_insert_own_reports' loop
+        if position('auth.uid()' in target.with_check) = 0 then
+            raise exception 'bench/setup.sql: the price_reports policy no longer calls auth.uid(): %', target.with_check;
+        end if;
+        execute format('create policy bench_floor_insert on public.price_reports for insert to bench_floor with check (%s)',
+                       replace(target.with_check, 'auth.uid()', 'bench.plain_uid()'));
+    end loop;
+    if not exists (select from pg_catalog.pg_policies where policyname = 'bench_floor_insert') then
+        raise exception 'bench/setup.sql: no policy reporters_insert_own_reports on public.price_reports to copy';
+    end if;
 end
-$build$;
+$floor$;
 
-grant usage on schema bench to authenticated, pricesvc_owner;
-grant execute on function bench.plain_uid() to authenticated, pricesvc_owner;
-select bench.build_floor();
+grant usage on schema bench to authenticated, bench_floor, pricesvc_owner;
+grant execute on function bench.plain_uid() to bench_floor, pricesvc_owner;
