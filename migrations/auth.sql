@@ -29,15 +29,16 @@ create or replace function private.base64url_decode(data text) returns bytea
         'base64');
 
 -- A UUID in its canonical text form (hex digits in either case): exactly what the cast to uuid accepts
--- there, so a checked value casts without error. No regular expression: a regex builds its automaton
--- anew on every match, and two of them were a quarter of a token verification.
+-- there, so a checked value casts without error. 36 characters with dashes at 9, 14, 19 and 24 (LIKE),
+-- exactly four dashes, and nothing but hex digits and dashes (so all of them ASCII). No regular
+-- expression: a regex builds its automaton anew on every match, and two of them were a quarter of a
+-- token verification. Few function calls: each is set up and permission-checked once per transaction
+-- in auth.jwt().
 -- (Not STRICT: a strict SQL function whose body has an AND is never inlined, and each call is planned.)
 create or replace function private.is_uuid_text(value text) returns boolean
     language sql immutable parallel safe
-    return pg_catalog.octet_length(value) = 36
+    return value like '________-____-____-____-____________'
        and pg_catalog.octet_length(pg_catalog.replace(value, '-', '')) = 32
-       and pg_catalog.substr(value, 9, 1) = '-' and pg_catalog.substr(value, 14, 1) = '-'
-       and pg_catalog.substr(value, 19, 1) = '-' and pg_catalog.substr(value, 24, 1) = '-'
        and pg_catalog.ltrim(pg_catalog.lower(value), '0123456789abcdef-') = '';
 
 -- The alg of a JWT header given in base64url, null when it is not a JSON object. Called only for a
@@ -82,39 +83,53 @@ begin
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'malformed token';
     end if;
 
-    -- Current and previous key (during a secret rotation). Every key is tried, so timing does not tell which.
-    select pg_catalog.count(*) filter (where private.base64url_encode(extensions.hmac(
-               pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8'), k.secret, 'sha256')) = parts[3]) > 0
-    into signed
-    from auth.signing_keys k;
+    -- Current and previous key (during a secret rotation). The signatures are compared through SHA-256
+    -- of each: `=` on text stops at the first differing byte, and hashing both sides first takes away
+    -- what that timing could tell about the expected signature. EXISTS, not an aggregate over the keys:
+    -- no aggregate to set up per transaction (which key verified is nothing an attacker could use).
+    signed := exists (select from auth.signing_keys k
+                      where pg_catalog.sha256(pg_catalog.convert_to(private.base64url_encode(extensions.hmac(
+                                pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8'), k.secret, 'sha256')), 'UTF8'))
+                            = pg_catalog.sha256(pg_catalog.convert_to(parts[3], 'UTF8')));
     if not signed then
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'bad signature';
     end if;
 
-    -- The claims, first failure wins (CASE evaluates in order). base64url of {"alg":"HS256","typ":"JWT"}
-    -- (AnonAuth.HS256.encodedHeader) is the header the service always writes; any other is decoded.
+    -- The claims, first failure wins. base64url of {"alg":"HS256","typ":"JWT"} (AnonAuth.HS256.encodedHeader)
+    -- is the header the service always writes; any other is decoded. Checks only some tokens need sit in
+    -- IFs of their own: PL/pgSQL sets an expression up (and checks EXECUTE on every function in it) once
+    -- per transaction, when first reached, so the service's own tokens never pay for the others.
     -- Expressions, not a query: a query's plan was made anew for most calls (custom plans).
+    if parts[1] <> 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9' then
+        if private.jwt_header_alg(parts[1]) is distinct from 'HS256' then
+            raise exception using errcode = 'PT401', message = 'invalid token', detail = 'alg must be HS256';
+        end if;
+    end if;
     payload := pg_catalog.convert_from(private.base64url_decode(parts[2]), 'UTF8')::pg_catalog.jsonb;
-    verdict := case when parts[1] <> 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9'
-                         and private.jwt_header_alg(parts[1]) is distinct from 'HS256' then 'alg must be HS256'
-                    when pg_catalog.jsonb_typeof(payload) is distinct from 'object' then 'the payload must be a JSON object'
+    verdict := case when pg_catalog.jsonb_typeof(payload) is distinct from 'object' then 'the payload must be a JSON object'
                     when payload ? 'exp' and pg_catalog.jsonb_typeof(payload -> 'exp') is distinct from 'number'
                         then 'exp must be a number'
                     when payload ? 'exp' and (payload ->> 'exp')::numeric
                          < pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
                            - pg_catalog.date_part('epoch', private.jwt_leeway())::numeric then 'expired'
-                    when payload ? 'nbf' and (pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
-                                              or (payload ->> 'nbf')::numeric
-                                                 > pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
-                                                   + pg_catalog.date_part('epoch', private.jwt_leeway())::numeric)
-                        then 'token not valid yet'
-                    when not payload ? 'sub' then 'ok'
-                    when pg_catalog.jsonb_typeof(payload -> 'sub') is distinct from 'string'
-                         or not private.is_uuid_text(payload ->> 'sub')
-                         or pg_catalog.jsonb_typeof(payload -> 'session_id') is distinct from 'string'
-                         or not private.is_uuid_text(payload ->> 'session_id')
-                        then 'sub and session_id must be UUIDs'
-                    else 'user' end;
+                    when payload ? 'nbf' then 'nbf'
+                    when payload ? 'sub' then 'user'
+                    else 'ok' end;
+    if verdict = 'nbf' then
+        verdict := case when pg_catalog.jsonb_typeof(payload -> 'nbf') is distinct from 'number'
+                             or (payload ->> 'nbf')::numeric
+                                > pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::numeric
+                                  + pg_catalog.date_part('epoch', private.jwt_leeway())::numeric
+                            then 'token not valid yet'
+                        when payload ? 'sub' then 'user'
+                        else 'ok' end;
+    end if;
+    -- A sub or session_id that is not a JSON string fails too: ->> gives it as its JSON text, never a
+    -- UUID's. A missing one is null, which `is not true` counts as a failure.
+    if verdict = 'user' and (private.is_uuid_text(payload ->> 'sub')
+                             and private.is_uuid_text(payload ->> 'session_id')) is not true then
+        verdict := 'sub and session_id must be UUIDs';
+    end if;
 
     -- A user's token: its session must be live. (A query of its own: as a subplan of the one above it
     -- cost several times more.)

@@ -2,7 +2,7 @@
 -- alg tricks or an expired token get nobody a reporter id that is not theirs.
 begin;
 \ir _helpers.psql
-select plan(37);
+select plan(52);
 
 create function tap.report_as(token text) returns text language plpgsql as $$
 begin
@@ -41,6 +41,55 @@ select set_config('request.jwt', tap.token_for(tap.alice(), interval '-1 minute'
 select throws_ok('select auth.uid()', 'PT401', 'token expired', 'a token expired a minute ago is rejected');
 select set_config('request.jwt', tap.token_for(tap.alice(), interval '-10 seconds'), true) \g /dev/null
 select is(auth.uid(), tap.alice(), 'a token expired within the 30-second leeway still passes');
+
+-- Each claim check answers with its own detail, and a token passes only when every check does.
+create function tap.verdict(token text) returns text language plpgsql as $$
+declare
+    state text;
+    message text;
+    detail text;
+begin
+    perform set_config('request.jwt', token, true);
+    return case when auth.jwt() is null then 'null' else 'ok' end;
+exception when others then
+    get stacked diagnostics state = returned_sqlstate, message = message_text, detail = pg_exception_detail;
+    return state || ': ' || message || coalesce(' / ' || nullif(detail, ''), '');
+end
+$$;
+create function tap.claims(extra jsonb, without text default null) returns jsonb language sql volatile
+    return (jsonb_build_object('sub', tap.alice(), 'role', 'authenticated', 'session_id', tap.session_for(tap.alice()),
+                               'exp', floor(extract(epoch from clock_timestamp() + interval '1 hour'))) || extra) - coalesce(without, '');
+select is(tap.verdict(tap.sign('{"alg":"HS256"}', tap.claims('{}'))), 'ok',
+          'another header with alg HS256 passes (decoded, not the service''s own)');
+select is(tap.verdict(tap.sign('{"typ":"JWT"}', tap.claims('{}'))), 'PT401: invalid token / alg must be HS256',
+          'a header without alg fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', '[1, 2]')), 'PT401: invalid token / the payload must be a JSON object',
+          'a payload that is an array fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', '"alice"')), 'PT401: invalid token / the payload must be a JSON object',
+          'a payload that is a string fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{"exp": "2099-01-01"}'))),
+          'PT401: invalid token / exp must be a number', 'exp as a string fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims(jsonb_build_object('nbf', floor(extract(epoch from clock_timestamp() + interval '5 minutes')))))),
+          'PT401: invalid token / token not valid yet', 'nbf five minutes ahead fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{"nbf": "now"}'))),
+          'PT401: invalid token / token not valid yet', 'nbf as a string fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims(jsonb_build_object('nbf', floor(extract(epoch from clock_timestamp() + interval '10 seconds')))))),
+          'ok', 'nbf within the 30-second leeway passes');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims(jsonb_build_object('nbf', floor(extract(epoch from clock_timestamp() - interval '1 minute')))))),
+          'ok', 'nbf in the past passes');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{"sub": "a11ce000-0000-4000-8000-00000000000"}'))),
+          'PT401: invalid token / sub and session_id must be UUIDs', 'a sub one digit short fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{"sub": "a11ce000-0000-4000-8000-0000000000-1"}'))),
+          'PT401: invalid token / sub and session_id must be UUIDs', 'a sub with a fifth dash in place of a digit fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{"sub": "a11ce000-0000-4000-8000-00000000000g"}'))),
+          'PT401: invalid token / sub and session_id must be UUIDs', 'a sub with a non-hex digit fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{"sub": 12345}'))),
+          'PT401: invalid token / sub and session_id must be UUIDs', 'a sub that is a number fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims('{}', 'session_id'))),
+          'PT401: invalid token / sub and session_id must be UUIDs', 'a sub without a session_id fails');
+select is(tap.verdict(tap.sign('{"alg":"HS256","typ":"JWT"}', tap.claims(jsonb_build_object('sub', upper(tap.alice()::text))))),
+          'ok', 'a sub in upper-case hex passes (the same UUID)');
+select set_config('request.jwt', '', true) \g /dev/null
 
 -- Secret rotation: the previous key still verifies.
 select set_config('request.jwt', tap.sign('{"alg":"HS256"}', jsonb_build_object('sub', tap.bob()),
