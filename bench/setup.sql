@@ -1,4 +1,6 @@
 -- Bench fixtures, run as the superuser after `pricesvc migrate`. Idempotent.
+-- Reruns are the normal case: no notices for objects that already exist or are dropped before use.
+set client_min_messages = warning;
 -- bench.tokens: this run's reporters (COPY'd from bench/tokens.py output); pgbench reads them.
 create schema if not exists bench;
 create table if not exists bench.tokens (
