@@ -3,8 +3,8 @@
 
     tokens.py SECRET_FILE RUN_ID COUNT_PER_SIDE OUT_DIR
 
-Writes, for the three sides of the submission benchmark (http = wrk through pricesvc, pg = pgbench,
-floor = pgbench as bench_floor, whose tokens are set but never verified):
+Writes, for the sides of the submission benchmark (http = wrk through pricesvc, pg = pgbench for row 1,
+verified = pgbench for row 2, floor = pgbench as bench_floor, whose tokens are set but never verified):
   OUT_DIR/tokens-http.txt   one compact JWT per line (read by bench/submit.lua)
   OUT_DIR/reporters.tsv     side, idx, user uuid, session uuid, token  (COPY'd into bench.tokens; run.sh
                             creates the sessions, since the database accepts only tokens of live sessions)
@@ -47,7 +47,7 @@ def main() -> None:
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "reporters.tsv"), "w") as rows, \
          open(os.path.join(out_dir, "tokens-http.txt"), "w") as http:
-        for side in ("http", "pg", "floor"):
+        for side in ("http", "pg", "verified", "floor"):
             for index in range(1, count + 1):
                 sub, session = str(uuid.uuid4()), str(uuid.uuid4())
                 token = mint(sub, session)
