@@ -22,9 +22,12 @@ revoke all on function private.rate_kind_argument(text) from public;
 -- whichever locations day-old identities report at (a benchmark's fresh reporters, a sybil flood).
 -- From them, a join was planned as a hash over the whole queue and then over the whole of
 -- median_latest, and this lookup as a scan of the whole queue per group (270 ms a call, measured).
+-- Without JIT: the body is planned without its arguments' values, so those statistics also estimate
+-- millions of rows for every group, and past jit_above_cost every call compiled its expressions
+-- (1.5-3 ms each, 12 times per price_medians call: 7 times slower, measured with 4.7 M queued rows).
 create or replace function private.median_queued(location_id text, rate_kind text)
     returns setof private.median_queue
-    language sql stable rows 16 set search_path = '' set enable_seqscan = off
+    language sql stable rows 16 set search_path = '' set enable_seqscan = off set jit = off
     begin atomic
         select q.* from private.median_queue q
         where q.location_id = median_queued.location_id and q.rate_kind = median_queued.rate_kind;

@@ -26,6 +26,9 @@ public struct SessionSettings: Sendable, Equatable {
             ("idle_session_timeout", "0"),
             ("search_path", "public"),
             ("row_security", "on"),
+            // Every statement of the service takes milliseconds at most; compiling one with JIT takes as
+            // long, and an estimate skewed by a popular location would otherwise do it on every call.
+            ("jit", "off"),
             ("bytea_output", "hex"),
             ("client_encoding", "UTF8"),
             ("DateStyle", "ISO"),

@@ -20,6 +20,18 @@ struct ByteaTextTests {
         #expect(options.contains("-c bytea_output=hex"))
     }
 
+    @Test func aSessionStartsWithThemInEffect() throws {
+        let database = try ScratchDatabase()
+        var configuration = PoolConfiguration(conninfo: database.conninfo, size: 1)
+        configuration.sessionSettings = SessionSettings(statementTimeoutMilliseconds: 1234)
+        let pool = ConnectionPool(configuration)
+        let results = try pool.run([.sql("""
+            select current_setting('jit'), current_setting('statement_timeout'),
+                   current_setting('default_transaction_isolation'), current_setting('bytea_output')
+            """)])
+        #expect(results[0].rows == [["off", "1234ms", "read committed", "hex"]])
+    }
+
     @Test func everyValueIsOneEscapedWord() {
         let options = SessionSettings(statementTimeoutMilliseconds: 1).libpqOptions
         // Split on unescaped spaces: -c, name=value, -c, name=value, ...
