@@ -100,6 +100,7 @@ do $floor$
 declare
     target record;
     grant_columns text;
+    policy_check text;
 begin
     if not exists (select from pg_catalog.pg_roles where rolname = 'bench_floor') then
         create role bench_floor nologin;
@@ -120,19 +121,15 @@ begin
       and c.privilege_type = 'INSERT';
     execute format('grant insert (%s) on public.price_reports to bench_floor', grant_columns);
     -- The policy: authenticated's own, with the verified id replaced by the plain setting.
-    drop policy if exists bench_floor_insert on public.price_reports;
-    for target in select p.with_check from pg_catalog.pg_policies p
-                  where p.schemaname = 'public' and p.tablename = 'price_reports'
-                    and p.policyname = 'reporters_insert_own_reports' loop
-        if position('auth.uid()' in target.with_check) = 0 then
-            raise exception 'bench/setup.sql: the price_reports policy no longer calls auth.uid(): %', target.with_check;
-        end if;
-        execute format('create policy bench_floor_insert on public.price_reports for insert to bench_floor with check (%s)',
-                       replace(target.with_check, 'auth.uid()', 'bench.plain_uid()'));
-    end loop;
-    if not exists (select from pg_catalog.pg_policies where policyname = 'bench_floor_insert') then
-        raise exception 'bench/setup.sql: no policy reporters_insert_own_reports on public.price_reports to copy';
+    select p.with_check into policy_check from pg_catalog.pg_policies p
+    where p.schemaname = 'public' and p.tablename = 'price_reports' and p.policyname = 'reporters_insert_own_reports';
+    if position('auth.uid()' in coalesce(policy_check, '')) = 0 then
+        raise exception 'bench/setup.sql: no price_reports policy reporters_insert_own_reports calling auth.uid() (found: %)',
+            coalesce(policy_check, 'none');
     end if;
+    drop policy if exists bench_floor_insert on public.price_reports;
+    execute format('create policy bench_floor_insert on public.price_reports for insert to bench_floor with check (%s)',
+                   replace(policy_check, 'auth.uid()', 'bench.plain_uid()'));
 end
 $floor$;
 

@@ -59,8 +59,8 @@ revoke all on function private.base64url_decode(text) from public;
 -- an expired token alive. A user's token (one with `sub`) also needs its session to be live: sign-out
 -- and reuse detection take effect at once, not when the token expires.
 --
--- Two queries, in this order: the signature over every key, then, only for a token that carries our
--- HMAC, the claims and the session. So nothing an attacker wrote is ever decoded (a token with our
+-- Two queries, in this order: the signature against the signing keys, then, only for a token that
+-- carries our HMAC, the session. So nothing an attacker wrote is ever decoded (a token with our
 -- HMAC was written by the service, or a test holding the key, and is valid base64url JSON), and no
 -- exception block (a subtransaction per call) is needed. Few PL/pgSQL statements on purpose: each
 -- expression PL/pgSQL evaluates is set up again in every transaction, and that, not the HMAC, was
@@ -71,7 +71,6 @@ as $$
 declare
     token constant pg_catalog.text := pg_catalog.current_setting('request.jwt', true);
     parts pg_catalog.text[];
-    signed boolean;
     verdict pg_catalog.text;
     payload pg_catalog.jsonb;
 begin
@@ -87,11 +86,10 @@ begin
     -- of each: `=` on text stops at the first differing byte, and hashing both sides first takes away
     -- what that timing could tell about the expected signature. EXISTS, not an aggregate over the keys:
     -- no aggregate to set up per transaction (which key verified is nothing an attacker could use).
-    signed := exists (select from auth.signing_keys k
-                      where pg_catalog.sha256(pg_catalog.convert_to(private.base64url_encode(extensions.hmac(
-                                pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8'), k.secret, 'sha256')), 'UTF8'))
-                            = pg_catalog.sha256(pg_catalog.convert_to(parts[3], 'UTF8')));
-    if not signed then
+    if not exists (select from auth.signing_keys k
+                   where pg_catalog.sha256(pg_catalog.convert_to(private.base64url_encode(extensions.hmac(
+                             pg_catalog.convert_to(parts[1] || '.' || parts[2], 'UTF8'), k.secret, 'sha256')), 'UTF8'))
+                         = pg_catalog.sha256(pg_catalog.convert_to(parts[3], 'UTF8'))) then
         raise exception using errcode = 'PT401', message = 'invalid token', detail = 'bad signature';
     end if;
 
@@ -131,8 +129,7 @@ begin
         verdict := 'sub and session_id must be UUIDs';
     end if;
 
-    -- A user's token: its session must be live. (A query of its own: as a subplan of the one above it
-    -- cost several times more.)
+    -- A user's token: its session must be live.
     if verdict = 'user' then
         verdict := case when exists (select from auth.sessions s
                                      where s.id = (payload ->> 'session_id')::pg_catalog.uuid
