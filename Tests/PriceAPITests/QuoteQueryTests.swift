@@ -90,7 +90,10 @@ struct QuoteQueryTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "[]")
         let batch = try #require(fixture.database.batches.first)
-        #expect(batch.map(statementName) == ["pricesvc_identity", Statements.quotes(passing: [.duration]).name])
+        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_quotes_rows_4"])
+        let prepared = try #require(Statements.allQuotes.first { $0.name == "pricesvc_quotes_rows_4" })
+        #expect(prepared.sql.contains("duration => $2::interval") && !prepared.sql.contains("rate_kind =>")
+                && !prepared.sql.contains("starts_at =>"))
         #expect(parameters(batch[1]) == [#"["a"]"#, "PT2H"])
     }
 

@@ -91,13 +91,14 @@ public enum Statements {
         order by m.location_id, m.rate_kind, m.currency
         """)
 
-    /// `price_quotes` with every argument. A request that leaves some out uses `quotes(passing:)`.
-    /// Its rows, typed by libpq's text output (`QuoteQuery.columns`, in this order), in the function's
-    /// order; `ReadOptions` filters, orders and pages them. The column list is written out (not
-    /// interpolated) so bench/pgbench_scripts.py reads the statement as sent.
+    /// `price_quotes`' rows, typed by libpq's text output (`QuoteQuery.columns`, in this order), in the
+    /// function's order; `ReadOptions` filters, orders and pages them. (One line: bench/pgbench_scripts.py
+    /// reads one-line constants to rebuild the statements as sent.)
+    private static let quoteColumns = "q.location_id, q.rate_kind, q.currency, q.median_cents, q.reporters, q.published_cents, q.published_allowed, q.published_reason, q.published_source, q.published_updated_at"
+
+    /// `price_quotes` with every argument; `allQuotes` holds one statement per combination of arguments.
     static let quotes = PreparedStatement(name: "pricesvc_quotes_rows", sql: """
-        select q.location_id, q.rate_kind, q.currency, q.median_cents, q.reporters, q.published_cents,
-               q.published_allowed, q.published_reason, q.published_source, q.published_updated_at
+        select \(quoteColumns)
         from public.price_quotes(location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb)),
                                  rate_kind => $2,
                                  starts_at => $3::timestamptz,
@@ -151,25 +152,25 @@ public enum Statements {
         }
     }
 
-    /// `quotes` without the arguments a request leaves out (one statement per combination, all prepared
-    /// on every connection). With all of them it is exactly `quotes`, which the bench's pgbench runs.
-    static func quotes(passing arguments: Set<QuoteArgument>) -> PreparedStatement {
-        let ordered = QuoteArgument.allCases.filter(arguments.contains)
-        let mask = ordered.reduce(0) { $0 | (1 << $1.rawValue) }
+    /// The bit of `mask` in `allQuotes` for each argument a request passes.
+    static func quoteMask(passing arguments: [QuoteArgument]) -> Int {
+        arguments.reduce(0) { $0 | (1 << $1.rawValue) }
+    }
+
+    /// `quotes` without the arguments a request leaves out, indexed by `quoteMask` (one statement per
+    /// combination, all prepared on every connection). With all of them it is exactly `quotes`, which
+    /// the bench's pgbench runs.
+    static let allQuotes: [PreparedStatement] = (0..<(1 << QuoteArgument.allCases.count)).map { mask in
         if mask == (1 << QuoteArgument.allCases.count) - 1 { return quotes }
+        let passed = QuoteArgument.allCases.filter { mask & (1 << $0.rawValue) != 0 }
         var list = ["location_ids => array(select pg_catalog.jsonb_array_elements_text($1::jsonb))"]
-        for (index, argument) in ordered.enumerated() {
+        for (index, argument) in passed.enumerated() {
             list.append(argument.sql(parameter: index + 2))
         }
         return PreparedStatement(name: "pricesvc_quotes_rows_\(mask)", sql: """
-            select q.location_id, q.rate_kind, q.currency, q.median_cents, q.reporters, q.published_cents,
-                   q.published_allowed, q.published_reason, q.published_source, q.published_updated_at
+            select \(quoteColumns)
             from public.price_quotes(\(list.joined(separator: ",\n                         "))) q
             """)
-    }
-
-    static let allQuotes: [PreparedStatement] = (0..<(1 << QuoteArgument.allCases.count)).map { mask in
-        quotes(passing: Set(QuoteArgument.allCases.filter { mask & (1 << $0.rawValue) != 0 }))
     }
 
     public static let all: [PreparedStatement] = [

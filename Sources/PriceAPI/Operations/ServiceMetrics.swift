@@ -46,7 +46,7 @@ public final class ServiceMetrics: Sendable {
         rateLimited.add()
     }
 
-    /// A read-only call (medians, readiness) answered by the replica pool or by the primary.
+    /// A read-only call (function calls, readiness) answered by the replica pool or by the primary.
     func recordRead(onReplica: Bool) {
         (onReplica ? readsOnReplica : readsOnPrimary).add()
     }
@@ -85,7 +85,7 @@ public final class ServiceMetrics: Sendable {
                     "Failures of the database (unavailable, or a server fault by SQLSTATE class).",
                     Self.nonZero(Self.databaseErrorKinds, databaseErrors, label: "kind"))
         Self.family(&out, "pricesvc_db_reads_total", .counter,
-                    "Read-only calls (medians, readiness) by the pool that answered.",
+                    "Read-only calls (function calls, readiness) by the pool that answered.",
                     [("pool=\"replica\"", readsOnReplica.current), ("pool=\"primary\"", readsOnPrimary.current)])
         Self.family(&out, "pricesvc_db_replica_fallbacks_total", .counter,
                     "Read-only calls sent to the primary because the replica could not answer.",

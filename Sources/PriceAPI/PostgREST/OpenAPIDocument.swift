@@ -9,9 +9,6 @@ import PriceJSON
 /// many rows share (error responses, read options, the two forms of a function call) come from one
 /// builder each. RouterTests holds it to the router; tests/e2e/test_fuzz_openapi.py holds it to the server.
 public enum OpenAPIDocument {
-    /// The document for a deployment without sign-up challenges (the default).
-    public static var json: String { json(signUpChallenge: false) }
-
     public static func json(signUpChallenge: Bool) -> String {
         signUpChallenge ? withChallenge : withoutChallenge
     }
@@ -183,10 +180,7 @@ public enum OpenAPIDocument {
             "name": "rate_kind", "in": "query", "description": "One rate kind (default hourly); empty for every rate kind",
             "schema": ["type": "string", "enum": .array(rateKinds + [""])],
         ]
-        // QuoteQuery writes its guard as the regex escape `\n`; spliced into JSON text, as these patterns
-        // always were, that reads as a newline, which is how every other pattern here carries it.
-        let startsAt = QuoteQuery.startsAtPattern.replacingOccurrences(of: "\\n", with: "\n")
-        let duration = QuoteQuery.durationPattern.replacingOccurrences(of: "\\n", with: "\n")
+        let (startsAt, duration) = (QuoteQuery.startsAtPattern, QuoteQuery.durationPattern)
         let startsAtText = "When the stay starts (default now): ISO 8601, without an offset UTC"
         let durationText = "How long the stay lasts (default PT1H): PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H], more than 0 and at most 366 days"
 

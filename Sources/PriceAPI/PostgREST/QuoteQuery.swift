@@ -90,11 +90,11 @@ struct QuoteQuery: Sendable, Equatable {
     static let startsAtCore = "([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(0[1-9]|1[0-2])-DAY"
         + "([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,6})?)?(Z|[+-](0[0-9]|1[0-4])(:[0-5][0-9])?)?)?"
     /// The document's form: days up to 28, so every value it describes is a real date.
-    static let startsAtPattern = "^" + startsAtCore.replacingOccurrences(of: "DAY", with: "(0[1-9]|1[0-9]|2[0-8])") + "$(?!\\n)"
+    static let startsAtPattern = OpenAPIDocument.anchored(startsAtCore.replacingOccurrences(of: "DAY", with: "(0[1-9]|1[0-9]|2[0-8])"))
     /// The durations accepted: ISO 8601, more than 0 and at most 366 days by construction (at most
     /// 999 hours 59 minutes, 9999 minutes, or 365 days and 23 hours), so the document states them exactly.
     static let durationCore = "P(T([1-9][0-9]{0,2}H([0-5]?[0-9]M)?|[1-9][0-9]{0,3}M)|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-5])D(T(1?[0-9]|2[0-3])H)?)"
-    static let durationPattern = "^" + durationCore + "$(?!\\n)"
+    static let durationPattern = OpenAPIDocument.anchored(durationCore)
 
     nonisolated(unsafe) private static let startsAtForm =
         try! Regex(startsAtCore.replacingOccurrences(of: "DAY", with: "(0[1-9]|[12][0-9]|3[01])"))
@@ -105,6 +105,7 @@ struct QuoteQuery: Sendable, Equatable {
     var call: (PreparedStatement, [String?]) {
         let given: [(Statements.QuoteArgument, String?)] = [(.rateKind, rateKind), (.startsAt, startsAt), (.duration, duration)]
         let present = given.filter { $0.1 != nil }
-        return (Statements.quotes(passing: Set(present.map(\.0))), [MedianQuery.jsonArray(locationIDs)] + present.map(\.1))
+        return (Statements.allQuotes[Statements.quoteMask(passing: present.map(\.0))],
+                [MedianQuery.jsonArray(locationIDs)] + present.map(\.1))
     }
 }

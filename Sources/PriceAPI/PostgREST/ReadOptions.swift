@@ -184,12 +184,16 @@ struct ReadOptions: Sendable {
 
     // MARK: filters
 
+    /// The comparison operators by name.
+    private static let comparisons: [String: RowFilter.Comparison] = ["eq": .eq, "neq": .neq, "gt": .gt, "gte": .gte,
+                                                                       "lt": .lt, "lte": .lte]
+
     /// An operator expression as PostgREST reads one, before its operand is typed.
     enum ParsedOperator: Equatable {
         case compare(RowFilter.Comparison, String, negated: Bool)
         case list([String], negated: Bool)
         case isNull(Bool, negated: Bool)
-        /// `is.true|false|unknown`: only for boolean columns, which no result here has.
+        /// `is.true|false|unknown`: only for boolean columns (price_quotes' `published_allowed`).
         case isTruth(String, negated: Bool)
         /// A PostgREST operator pricesvc does not implement, by name.
         case unsupported(String)
@@ -215,7 +219,6 @@ struct ReadOptions: Sendable {
         }
         guard afterToken.first == "." else { return negated ? .malformed : nil }
         let operand = String(String.UnicodeScalarView(afterToken.dropFirst()))
-        let comparisons: [String: RowFilter.Comparison] = ["eq": .eq, "neq": .neq, "gt": .gt, "gte": .gte, "lt": .lt, "lte": .lte]
         switch token {
         case "in" where quantifier == nil:
             guard let items = listItems(operand) else { return .malformed }
@@ -232,7 +235,7 @@ struct ReadOptions: Sendable {
                 guard quantifier == "any" || quantifier == "all" else { return negated ? .malformed : nil }
                 return .unsupported("\(token)(\(quantifier))")
             }
-            guard let comparison = comparisons[token] else { return .unsupported(token) }
+            guard let comparison = Self.comparisons[token] else { return .unsupported(token) }
             return .compare(comparison, operand, negated: negated)
         case "neq" where quantifier == nil:
             return .compare(.neq, operand, negated: negated)

@@ -18,6 +18,9 @@ public struct CORSPolicy: Sendable, Equatable {
     static let allowedHeaders = ["apikey", "authorization", "content-type", "prefer", "range", "x-client-info",
                                  "accept-profile", "content-profile", "x-supabase-api-version", "x-request-id"]
     static let exposedHeaders = ["Content-Range", "X-Request-Id", "Preference-Applied", "Retry-After", "Content-Profile"]
+    /// The header values, joined once.
+    static let allowedHeaderList = allowedHeaders.joined(separator: ", ")
+    static let exposedHeaderList = exposedHeaders.joined(separator: ", ")
     /// How long a browser may reuse a preflight (Chromium caps it at 2 hours).
     static let maxAgeSeconds = 7200
 
@@ -61,7 +64,7 @@ public struct CORSPolicy: Sendable, Equatable {
     /// an origin that is not allowed: the browser then keeps the answer from the page).
     func responseHeaders(origin: String?) -> [(String, String)] {
         guard let origin, allows(origin) else { return varyHeader }
-        return allowOriginHeaders(origin) + [("Access-Control-Expose-Headers", Self.exposedHeaders.joined(separator: ", "))]
+        return allowOriginHeaders(origin) + [("Access-Control-Expose-Headers", Self.exposedHeaderList)]
     }
 
     /// The answer to a preflight for a path that serves `allow`. Decided without the apikey and
@@ -74,7 +77,7 @@ public struct CORSPolicy: Sendable, Equatable {
         }
         return HTTPResponse(status: 204, headers: allowOriginHeaders(origin) + [
             ("Access-Control-Allow-Methods", allow.joined(separator: ", ")),
-            ("Access-Control-Allow-Headers", Self.allowedHeaders.joined(separator: ", ")),
+            ("Access-Control-Allow-Headers", Self.allowedHeaderList),
             ("Access-Control-Max-Age", String(Self.maxAgeSeconds)),
             ("Allow", allow.joined(separator: ", ")),
         ])

@@ -23,7 +23,7 @@ struct Decision: Sendable {
 /// round trip and how their results become the answer. Running it needs nothing of the request.
 struct DatabasePlan: Sendable {
     let queries: [Query]
-    /// Reads only (medians, readiness): may run on a read replica (`PRICESVC_READ_DATABASE_URL`).
+    /// Reads only (function calls, readiness): may run on a read replica (`PRICESVC_READ_DATABASE_URL`).
     let readOnly: Bool
     /// Turns the round trip's outcome into the answer (on the worker).
     let answer: @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse

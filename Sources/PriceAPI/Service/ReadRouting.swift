@@ -1,7 +1,7 @@
 import PriceDB
 import Synchronization
 
-/// Where the read-only calls (medians, readiness) go: to the replica pool when one is configured, to
+/// Where the read-only calls (function calls, readiness) go: to the replica pool when one is configured, to
 /// the primary when the replica cannot answer. Writes and every /auth call never come here.
 ///
 /// Reads are safe to repeat, so a replica failure is retried on the primary at once: a stopped
