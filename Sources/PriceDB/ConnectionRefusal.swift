@@ -14,7 +14,7 @@ public struct ConnectionRefusal: Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, for a person: `password authentication failed`, `role does not exist`, …
     public let reason: String
 
-    public var description: String { "\(reason) (SQLSTATE \(sqlState))" }
+    public var description: String { "\(reason), SQLSTATE \(sqlState)" }
 
     /// nil when the failure may be temporary (server down, starting up, out of connections) or unknown.
     /// A SQLSTATE, when there is one, wins over the text.
@@ -26,15 +26,17 @@ public struct ConnectionRefusal: Sendable, Equatable, CustomStringConvertible {
             return ConnectionRefusal(sqlState: pattern.sqlState, reason: pattern.reason)
         case (let state?, let pattern?) where pattern.sqlState == state:
             return ConnectionRefusal(sqlState: state, reason: pattern.reason)
-        case ("28P01"?, _): return ConnectionRefusal(sqlState: "28P01", reason: "authentication failed")
-        case ("28000"?, _): return ConnectionRefusal(sqlState: "28000", reason: "authorization rejected")
-        case ("3D000"?, _): return ConnectionRefusal(sqlState: "3D000", reason: "database does not exist")
+        case (let state?, _):
+            return fallbackReasons[state].map { ConnectionRefusal(sqlState: state, reason: $0) }
         default: return nil
         }
     }
 
-    /// The SQLSTATEs that mean "this login is refused", whatever the text.
-    static let refusalStates: Set<String> = ["28P01", "28000", "3D000"]
+    /// The SQLSTATEs that mean "this login is refused", whatever the text, with the reason given when
+    /// the text is not one of `patterns`.
+    private static let fallbackReasons = ["28P01": "authentication failed", "28000": "authorization rejected",
+                                          "3D000": "database does not exist"]
+    static var refusalStates: Set<String> { Set(fallbackReasons.keys) }
 
     /// Server (and libpq) texts, lowercased; every text of a pattern must appear.
     private static let patterns: [(texts: [String], sqlState: String, reason: String)] = [

@@ -94,7 +94,7 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         switch code {
         case .connectFailed:
             if let refusal = connectionRefusal {
-                text = "the database refused the connection (\(refusal.reason), SQLSTATE \(refusal.sqlState)); retrying will not help: \(message)"
+                text = "the database refused the connection (\(refusal)); retrying will not help: \(message)"
             } else {
                 text = "cannot connect to the database: \(message)"
             }

@@ -408,7 +408,7 @@ struct Fields {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 2, parts[1].count == 2,
               let hours = Int(parts[0]), let minutes = Int(parts[1]),
-              parts[0].allSatisfy(\.isASCII), parts[1].allSatisfy(\.isASCII),
+              (parts[0] + parts[1]).allSatisfy({ $0.isASCII && $0.isNumber }),
               (0..<60).contains(minutes),
               (0..<24).contains(hours) || (allowsEndOfDay && hours == 24 && minutes == 0)
         else {

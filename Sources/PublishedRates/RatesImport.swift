@@ -7,7 +7,6 @@ import PriceJSON
 /// `currency`. The newest `last_updated` is the import's; `author` and `license_url` come from the first
 /// file that has them.
 public struct RatesImport: Sendable {
-    public var source: String
     /// JSON text: one flat array per table, in the tables' column names.
     public var document: String
     public var zoneCount: Int
@@ -52,7 +51,7 @@ public struct RatesImport: Sendable {
             }
         }
 
-        var zones: [(CurbFeed.Zone, String, String)] = []   // zone, file, location id
+        var zones: [(CurbFeed.Zone, String)] = []   // zone, location id
         var zoneFiles: [String: (String, String)] = [:]      // curb_zone_id → path, file
         var byLocation: [String: [(CurbFeed.Zone, String)]] = [:]
         for feed in feeds {
@@ -73,7 +72,7 @@ public struct RatesImport: Sendable {
                                         message: "location \(quotedJSON(location)) is also \(other.path) in \(file) at overlapping times")
                 }
                 byLocation[location, default: []].append((zone, feed.file))
-                zones.append((zone, feed.file, location))
+                zones.append((zone, location))
             }
         }
 
@@ -121,7 +120,7 @@ public struct RatesImport: Sendable {
             "last_updated": .int(feeds.map(\.lastUpdated).max()),
             "author": feeds.lazy.compactMap(\.author).first.map(JSONValue.string) ?? .null,
             "license_url": feeds.lazy.compactMap(\.licenseURL).first.map(JSONValue.string) ?? .null,
-            "zones": .array(zones.map { zone, _, location in
+            "zones": .array(zones.map { zone, location in
                 .object([
                     "curb_zone_id": .string(zone.curbZoneID), "location_id": .string(location),
                     "user_zone_id": zone.userZoneID.map(JSONValue.string) ?? .null,
@@ -142,7 +141,6 @@ public struct RatesImport: Sendable {
             "time_spans": .array(spans),
             "rates": .array(rates),
         ])
-        self.source = source
         self.document = document.serialized()
         self.zoneCount = zones.count
         self.policyCount = policies.count

@@ -180,9 +180,9 @@ enum Commands {
         // than connections just queue on the pool, and each extra thread hop costs CPU per request
         // (a quarter of pricesvc's CPU per submission at 32 workers over 8 connections, docs/benchmarks.md).
         let poolSize = try configuration.int("pool-size", min: 1)
+        let readURL = configuration.string("read-database-url")
         let workers = try configuration.int("database-workers", min: 0)
-        server.databaseWorkers = workers > 0 ? workers
-            : poolSize * (configuration.string("read-database-url").isEmpty ? 1 : 2)
+        server.databaseWorkers = workers > 0 ? workers : poolSize * (readURL.isEmpty ? 1 : 2)
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
         server.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
@@ -206,9 +206,9 @@ enum Commands {
             statementTimeoutMilliseconds: try configuration.int("statement-timeout-ms", min: 1))
         let pool = ConnectionPool(poolConfiguration)
         // Optional and not waited for: until a replica answers, reads go to the primary.
-        let readPool = configuration.string("read-database-url").isEmpty ? nil : {
+        let readPool = readURL.isEmpty ? nil : {
             var replica = poolConfiguration
-            replica.conninfo = configuration.string("read-database-url")
+            replica.conninfo = readURL
             replica.applicationName = "pricesvc-read"
             replica.connectTimeout = .seconds(2)  // a dead replica delays a read by at most this once
             return ConnectionPool(replica)

@@ -82,6 +82,8 @@ struct CurbFeedTests {
         (feed(currency: "usd"), "city.json: currency: expected an ISO 4217 code such as \"USD\", got \"usd\""),
         (feed(policies: "[{\"curb_policy_id\":\"\(policyID)\",\"priority\":1,\"published_date\":0,\"rules\":[],\"time_spans\":[{\"time_of_day_start\":\"9am\"}]}]"),
          "city.json: data.policies[0].time_spans[0].time_of_day_start: expected a time of day \"HH:MM\", got \"9am\""),
+        (feed(policies: "[{\"curb_policy_id\":\"\(policyID)\",\"priority\":1,\"published_date\":0,\"rules\":[],\"time_spans\":[{\"time_of_day_start\":\"+1:00\"}]}]"),
+         "city.json: data.policies[0].time_spans[0].time_of_day_start: expected a time of day \"HH:MM\", got \"+1:00\""),
         (feed(zones: "[{\"curb_zone_id\":\"not-a-uuid\"}]"), "city.json: data.zones[0].geometry: missing required field"),
     ])
     func mistakes(_ input: String, _ expected: String) {

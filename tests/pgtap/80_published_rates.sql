@@ -53,7 +53,7 @@ create function tap.cost(location text, starts_at timestamptz, duration interval
         select coalesce(c.cost_cents::text, c.reason) from public.published_cost(array[location], starts_at, duration) c
     $$;
 
--- The example of docs/published-rates.md: weekdays 09:00-18:00 5 cents a minute in 15-minute steps,
+-- A worked example: weekdays 09:00-18:00 5 cents a minute in 15-minute steps,
 -- at most 2 hours; free at all other times.
 select tap.zone('evening', 'America/New_York', $$[
     {"priority": 1, "time_spans": [{"days_of_week": ["mon","tue","wed","thu","fri"], "time_of_day_start": "09:00", "time_of_day_end": "18:00"}],
