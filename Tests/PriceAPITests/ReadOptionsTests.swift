@@ -138,6 +138,9 @@ struct ReadOptionsTests {
             ([("nope", "eq.1")], [:], "42703"),
             ([("median_cents", "in.(1,x)")], [:], "22P02"),
             ([], ["prefer": "count=planned"], "PGRST122"),
+            ([], ["prefer": ","], "PGRST122"),
+            ([], ["prefer": "count=exact,"], "PGRST122"),
+            ([], ["prefer": "count=exact, ,return=representation"], "PGRST122"),
             ([], ["accept": "application/geo+json"], "PGRST107"),
         ]
         for (query, headers, code) in cases {

@@ -181,12 +181,19 @@ struct PreferHeader: Sendable, Equatable {
 
     static func parse(_ header: String?, accepting accepted: Set<String>) -> Result<PreferHeader, APIError> {
         var parsed = PreferHeader()
-        guard let header else { return .success(parsed) }
+        // No header and an empty one both mean no preference; an empty item in a list is refused like
+        // any preference not acted on (the OpenAPI document lists the accepted forms, and no empty item).
+        guard let header, !header.trimmingSpaces.isEmpty else { return .success(parsed) }
         var invalid: [String] = []
-        for part in header.split(separator: ",") {
+        for part in header.split(separator: ",", omittingEmptySubsequences: false) {
             let preference = part.trimmingSpaces
-            if preference.isEmpty { continue }
-            if accepted.contains(preference) { parsed.preferences.insert(preference) } else { invalid.append(JSONBody.printable(preference)) }
+            if preference.isEmpty {
+                invalid.append("(an empty item)")
+            } else if accepted.contains(preference) {
+                parsed.preferences.insert(preference)
+            } else {
+                invalid.append(JSONBody.printable(preference))
+            }
         }
         guard invalid.isEmpty else {
             return .failure(APIError(status: 400, code: "PGRST122", message: "Invalid preferences given with handling=strict",
