@@ -21,8 +21,8 @@ from conftest import GENERAL_SETTINGS
 VENV_BIN = Path(sys.executable).parent
 FIXED_SEED = 20261129
 # A second seed, new every run, so each run explores further; a failure names its seed, and
-# PRICESVC_FUZZ_SEED=<seed> replays it.
-SECOND_SEED = int(os.environ.get("PRICESVC_FUZZ_SEED") or random.SystemRandom().randrange(1, 2**31))
+# PRICESVC_TEST_FUZZ_SEED=<seed> replays it.
+SECOND_SEED = int(os.environ.get("PRICESVC_TEST_FUZZ_SEED") or random.SystemRandom().randrange(1, 2**31))
 
 # Rules of the protocol that no JSON Schema can state: whether a request succeeds depends on the
 # server's state, so a schema-valid request may still be refused. Each exception is one operation and
