@@ -384,11 +384,7 @@ struct Fields {
         guard let text = value.stringValue else {
             throw CurbFeedError(file: file, path: path, message: "expected a UUID string, got \(value.kindDescription)")
         }
-        let bytes = Array(text.utf8)
-        let isHex: (UInt8) -> Bool = { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) }
-        guard bytes.count == 36,
-              bytes.enumerated().allSatisfy({ [8, 13, 18, 23].contains($0.offset) ? $0.element == UInt8(ascii: "-") : isHex($0.element) })
-        else {
+        guard UUIDText.isValid(text) else {
             throw CurbFeedError(file: file, path: path, message: "expected a UUID, got \(quotedJSON(String(text.prefix(60))))")
         }
         return text.lowercased()

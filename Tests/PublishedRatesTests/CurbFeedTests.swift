@@ -85,6 +85,10 @@ struct CurbFeedTests {
         (feed(policies: "[{\"curb_policy_id\":\"\(policyID)\",\"priority\":1,\"published_date\":0,\"rules\":[],\"time_spans\":[{\"time_of_day_start\":\"+1:00\"}]}]"),
          "city.json: data.policies[0].time_spans[0].time_of_day_start: expected a time of day \"HH:MM\", got \"+1:00\""),
         (feed(zones: "[{\"curb_zone_id\":\"not-a-uuid\"}]"), "city.json: data.zones[0].geometry: missing required field"),
+        (feed(zones: "[{\"curb_zone_id\":\"11111111-1111-4111-8111-11111111111\",\"curb_policy_ids\":[],\"start_date\":0,\"published_date\":0,\"last_updated_date\":0,\"geometry\":{}}]"),
+         "city.json: data.zones[0].curb_zone_id: expected a UUID, got \"11111111-1111-4111-8111-11111111111\""),
+        (feed(zones: "[{\"curb_zone_id\":\"\(zoneID)\",\"curb_policy_ids\":[\"6f1c0000_0000-4000-8000-000000000001\"],\"start_date\":0,\"published_date\":0,\"last_updated_date\":0,\"geometry\":{}}]"),
+         "city.json: data.zones[0].curb_policy_ids[0]: expected a UUID, got \"6f1c0000_0000-4000-8000-000000000001\""),
     ])
     func mistakes(_ input: String, _ expected: String) {
         let message = Self.error(input)

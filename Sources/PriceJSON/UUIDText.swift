@@ -1,5 +1,6 @@
-/// UUIDs stay text end to end: the database prints them, tokens carry them, SQL casts them back with
-/// `::uuid`. The one question the service asks is whether a text is a UUID at all.
+/// UUIDs stay text end to end: the database prints them, tokens, request bodies and CDS feeds carry them
+/// as JSON strings, SQL casts them back with `::uuid`. The one question asked of them is whether a text is
+/// a UUID at all, answered here once for every module that reads JSON.
 public enum UUIDText {
     /// 8-4-4-4-12 hex digits, the only form PostgreSQL's uuid input and the SDKs share.
     public static func isValid(_ text: String) -> Bool {
