@@ -29,6 +29,22 @@ struct SubmissionParsingTests {
         #expect(!(try parse(body, prefer: "return=minimal").get().returnRepresentation))
     }
 
+    @Test("an empty Prefer means no preference; an empty item in a list is refused by name")
+    func preferEmptyItems() throws {
+        let body = #"{"location_id":"a","rate_kind":"daily","price_cents":1}"#
+        for nothing in ["", "  "] {
+            #expect(!(try parse(body, prefer: nothing).get().returnRepresentation), "\(nothing.debugDescription)")
+        }
+        for list in ["return=minimal,", ",", "return=representation, ,count=exact", ",return=minimal"] {
+            guard case .failure(let error) = parse(body, prefer: list) else {
+                Issue.record("\(list.debugDescription) was accepted")
+                continue
+            }
+            #expect(error.status == 400 && error.code == "PGRST122", "\(list.debugDescription)")
+            #expect(error.details == "Invalid preferences: (an empty item)", "\(list.debugDescription)")
+        }
+    }
+
     @Test("content type must be JSON; charset parameters are fine")
     func contentType() {
         #expect(error("{}", contentType: "text/plain")?.code == "PGRST107")

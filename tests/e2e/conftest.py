@@ -6,6 +6,7 @@ Under `make test` (scripts/test.sh) the environment names everything:
 Standalone (`.venv/bin/pytest tests/e2e`), whatever is unset is made here: a private cluster in
 var/e2e/pg (scripts/pg-cluster.sh), a random secret, and .build/release/pricesvc (never built here).
 PRICESVC_E2E_MIGRATIONS_DIR points the suite at another migrations folder (default: migrations/).
+PRICESVC_TEST_FUZZ_SEED replays a seed of the OpenAPI fuzz test (test_fuzz_openapi.py) that failed.
 
 Every server runs on a free 127.0.0.1 port with its settings given as PRICESVC_* variables, its
 stdout/stderr in files, and is always terminated (SIGTERM, then SIGKILL) when its test ends.

@@ -1,4 +1,3 @@
-import AnonAuth
 import PriceJSON
 
 /// `POST /rest/v1/price_reports` parsed and checked before it reaches the database.
@@ -179,6 +178,9 @@ struct PreferHeader: Sendable, Equatable {
     /// For function calls: `count=exact`; `return=representation` is what supabase-py's `.select()` adds.
     static let forFunctions: Set<String> = ["count=exact", "return=representation", "handling=strict", "handling=lenient", "tx=commit"]
 
+    /// How an empty list item is named in the error's details (once, however many there are).
+    static let emptyItem = "(an empty item)"
+
     static func parse(_ header: String?, accepting accepted: Set<String>) -> Result<PreferHeader, APIError> {
         var parsed = PreferHeader()
         // No header and an empty one both mean no preference; an empty item in a list is refused like
@@ -188,7 +190,7 @@ struct PreferHeader: Sendable, Equatable {
         for part in header.split(separator: ",", omittingEmptySubsequences: false) {
             let preference = part.trimmingSpaces
             if preference.isEmpty {
-                invalid.append("(an empty item)")
+                if !invalid.contains(Self.emptyItem) { invalid.append(Self.emptyItem) }
             } else if accepted.contains(preference) {
                 parsed.preferences.insert(preference)
             } else {
