@@ -25,7 +25,8 @@
 #   BENCH_MEDIAN_SECONDS=30 length of each price_medians and price_quotes run (at least BENCH_SECONDS)
 #   BENCH_RSS_CONNECTIONS=256, BENCH_RSS_SECONDS=5
 #   BENCH_REPORTERS=60000   fresh reporters minted per run and per submission side (http, pg, verified,
-#                           floor; the pg side is used by four submission runs; each stays well under the cap)
+#                           floor; the pg side is used by BENCH_SUBMIT_ROUNDS + BENCH_ROUNDS runs (row 1, then
+#                           row 9's base), each reporter at most once per run, so it stays under the cap)
 #   BENCH_REPORTS=1000000   reports seeded once for the median benchmark; BENCH_SEED_REPORTERS=20000,
 #   BENCH_LOCATIONS=20000   over that many locations (the benchmark asks for 12 of them)
 #   BENCH_POPULAR_REPORTS=100000, BENCH_POPULAR_REPORTERS=20000  the popular location (bench:popular)
@@ -57,9 +58,6 @@ SCALE_REPORTS=${BENCH_SCALE_REPORTS:-10000000}
 WARMUP=${BENCH_WARMUP_SECONDS:-2}
 ROUNDS=${BENCH_ROUNDS:-2}
 SUBMIT_ROUNDS=${BENCH_SUBMIT_ROUNDS:-4}
-# A reporter of the pg side reports at most once per run (row 1's rounds, then row 9's base runs), and
-# the cap is 10 per hour: more rounds than that would measure 429s.
-(( SUBMIT_ROUNDS + ROUNDS <= 10 )) || { echo "bench: BENCH_SUBMIT_ROUNDS + BENCH_ROUNDS must be at most 10 (the cap per reporter)" >&2; exit 2; }
 # Runs of price_medians can be set longer when a data shape makes each call slow (wrk counts only
 # completed requests).
 MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$SECS}
@@ -78,6 +76,15 @@ mkdir -p "$state" "$out"
 rm -f "$out"/*
 
 die() { echo "bench: $*" >&2; exit 1; }
+for setting in ROUNDS SUBMIT_ROUNDS; do
+  [[ ${!setting} =~ ^[1-9][0-9]*$ ]] || die "BENCH_$setting must be a whole number of at least 1, not '${!setting}'"
+done
+# A pg-side reporter reports once in each of row 1's rounds and, with the scale rows, once in each of row
+# 9's base runs (a client makes fewer than BENCH_REPORTERS / BENCH_CLIENTS transactions per run at the
+# default length); the cap is 10 per hour, so more would measure 429s. "max reports per reporter" in the
+# details shows what each side reached.
+pg_side_runs=$(( SUBMIT_ROUNDS + (SCALE_REPORTS > 0 ? ROUNDS : 0) ))
+(( pg_side_runs <= 10 )) || die "BENCH_SUBMIT_ROUNDS (+ BENCH_ROUNDS with the scale rows) is $pg_side_runs: at most 10, the cap per reporter"
 note() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 [ -x "$BIN" ] || die "no pricesvc binary at $BIN (make build, or set PRICESVC_BIN)"
@@ -377,14 +384,14 @@ save() {  # row side — rates are averaged and counts summed over the rounds; l
   T[$1.$2.statuses]="${T[$1.$2.statuses]:+${T[$1.$2.statuses]} }$R_STATUSES"
 }
 
-# Each comparison runs BENCH_ROUNDS rounds, alternating which side goes first, so neither side is
-# always the one that follows a checkpoint or a warm cache.
-# "a b c" "x y z" → the ratio of each round: "a/x b/y c/z".
+# "a b c" "x y z" → the ratio of each round: "a/x b/y c/z" (n/a where the reference is 0).
 round_ratios() {
   awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ");
-    for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? " " : ""), (y[i] > 0 ? x[i] / y[i] : 0) }'
+    for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), (y[i] > 0 ? sprintf("%.2f", x[i] / y[i]) : "n/a") }'
 }
 
+# Each comparison runs BENCH_ROUNDS rounds, alternating which side goes first, so neither side is
+# always the one that follows a checkpoint or a warm cache.
 in_order() {  # round first-command second-command
   if (( $1 % 2 == 1 )); then eval "$2"; eval "$3"; else eval "$3"; eval "$2"; fi
 }
@@ -447,8 +454,8 @@ for round in $(seq "$ROUNDS"); do
        -D role=authenticated -D token="$reader" -D ids="$locations_json"; save ordinary ref'
 done
 
-# Every round reuses the same reporters (each at most once per run), so a reporter ends with a few
-# reports per table: well under the cap of 10. Each comparison alternates which side goes first.
+# Every round reuses the same reporters (each at most once per run), so a reporter ends with at most
+# one report per run it took part in (see pg_side_runs above). Each comparison alternates which side goes first.
 submit_body='[{"location_id":"bench:sub-pg","rate_kind":"hourly","price_cents":1234,"currency":"USD"}]'
 for round in $(seq "$SUBMIT_ROUNDS"); do
   note "1. submissions: pricesvc vs pgbench, round $round"
