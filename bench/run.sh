@@ -211,8 +211,10 @@ truncate bench.tokens;
 \copy bench.tokens (run_id, side, idx, uid, sid, token) from '$state/run/reporters.tsv'
 select bench.ensure_users(array(select uid from bench.tokens));
 insert into auth.sessions (id, user_id) select sid, uid from bench.tokens on conflict do nothing;
-analyze bench.tokens;
 SQL
+  # Autovacuum is off for these tables (bench/setup.sql), so the vacuum and the statistics they need
+  # happen here, before any measured run, instead of in the middle of one side's round.
+  psql_su -d "$db" -c 'vacuum (analyze) bench.tokens, auth.sessions, auth.users, public.price_reports, private.median_queue' >/dev/null
 done
 # The pgbench scripts, and PGOPTIONS with the session settings pricesvc sends in its startup packet.
 python3 bench/pgbench_scripts.py "$STATEMENTS" "$state/run" "$root/Sources/PriceDB/SessionSettings.swift" \
