@@ -36,7 +36,7 @@ public struct ConnectionRefusal: Sendable, Equatable, CustomStringConvertible {
     /// the text is not one of `patterns`.
     private static let fallbackReasons = ["28P01": "authentication failed", "28000": "authorization rejected",
                                           "3D000": "database does not exist"]
-    static var refusalStates: Set<String> { Set(fallbackReasons.keys) }
+    static let refusalStates = Set(fallbackReasons.keys)
 
     /// Server (and libpq) texts, lowercased; every text of a pattern must appear.
     private static let patterns: [(texts: [String], sqlState: String, reason: String)] = [
