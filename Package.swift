@@ -30,7 +30,7 @@ let package = Package(
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
-        .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.

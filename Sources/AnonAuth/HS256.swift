@@ -9,6 +9,9 @@ enum HS256 {
     /// `{"alg":"HS256","typ":"JWT"}`, fixed so every token this service issues has the same header bytes.
     static let encodedHeader = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
 
+    /// The same header as bytes, which a verifier recognises without decoding it.
+    static let encodedHeaderBytes = Array(encodedHeader.utf8)
+
     static let signatureByteCount = 32
 
     /// The compact token for `claims`, serialized in their stored order.
@@ -19,7 +22,7 @@ enum HS256 {
     }
 
     /// The signature over `signingInput` (the first two segments and the dot between them).
-    static func signature(signingInput: UnsafeBufferPointer<UInt8>, secret: [UInt8]) -> [UInt8] {
-        hmacSHA256(key: secret, message: UnsafeRawBufferPointer(signingInput))
+    static func signature(signingInput: UnsafeBufferPointer<UInt8>, key: HMACSHA256Key) -> [UInt8] {
+        key.authenticate(UnsafeRawBufferPointer(signingInput))
     }
 }

@@ -7,8 +7,8 @@ import PriceCrypto
 /// the signature before the payload is even parsed, so an unauthenticated sender can only ever learn
 /// "malformed", "oversize", "unsupported algorithm" or "bad signature".
 public struct TokenVerifier: Sendable {
-    /// Current secret first, then previous ones still accepted during a rotation.
-    private let secrets: [[UInt8]]
+    /// Current secret first, then previous ones still accepted during a rotation, each prepared once.
+    private let keys: [HMACSHA256Key]
     /// Seconds of clock skew tolerated on `exp`, `nbf` and `iat` (matches `private.jwt_leeway()` in SQL).
     public let leeway: Int
     public let maxTokenBytes: Int
@@ -16,7 +16,7 @@ public struct TokenVerifier: Sendable {
     /// - Important: `secrets` must not be empty; verification with no key would reject everything silently.
     public init(secrets: [[UInt8]], leeway: Int = 30, maxTokenBytes: Int = 8192) {
         precondition(!secrets.isEmpty, "TokenVerifier needs at least one secret")
-        self.secrets = secrets
+        self.keys = secrets.map(HMACSHA256Key.init)
         self.leeway = leeway
         self.maxTokenBytes = maxTokenBytes
     }
@@ -26,9 +26,12 @@ public struct TokenVerifier: Sendable {
         Result { () throws(TokenError) in try verifiedToken(token, now: now) }
     }
 
+    /// The roles a user's access token may carry unless a caller says otherwise (built once, not per call).
+    public static let userRoles: Set<String> = ["authenticated"]
+
     /// A user's access token: role in `roles`, audience `authenticated`, a UUID `sub` and an `exp`.
     public func verifyAccessToken(
-        _ token: String, now: Int, roles: Set<String> = ["authenticated"]
+        _ token: String, now: Int, roles: Set<String> = TokenVerifier.userRoles
     ) -> Result<VerifiedToken, TokenError> {
         Result { () throws(TokenError) in
             let verified = try verifiedToken(token, now: now)
@@ -75,10 +78,14 @@ public struct TokenVerifier: Sendable {
             }
         }
         guard dotCount == 2 else { throw .malformed }
-        let header = try jsonObject(UnsafeBufferPointer(rebasing: bytes[0..<dots.0]))
-        guard header["alg"] == .string("HS256") else { throw .unsupportedAlgorithm }
-        // RFC 7515 §4.1.11: extensions listed in "crit" must be understood; this verifier understands none.
-        guard header["crit"] == nil else { throw .unsupportedAlgorithm }
+        let headerBytes = UnsafeBufferPointer(rebasing: bytes[0..<dots.0])
+        // The header this service signs with is decoded and checked once, not per request.
+        if !headerBytes.elementsEqual(HS256.encodedHeaderBytes) {
+            let header = try jsonObject(headerBytes)
+            guard header["alg"] == .string("HS256") else { throw .unsupportedAlgorithm }
+            // RFC 7515 §4.1.11: extensions listed in "crit" must be understood; this verifier understands none.
+            guard header["crit"] == nil else { throw .unsupportedAlgorithm }
+        }
 
         guard let signature = Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[(dots.1 + 1)...])) else {
             throw .malformed
@@ -86,8 +93,8 @@ public struct TokenVerifier: Sendable {
         guard signature.count == HS256.signatureByteCount else { throw .badSignature }
         let signingInput = UnsafeBufferPointer(rebasing: bytes[0..<dots.1])
         // Stopping at the first matching key leaks only which key matched (current or previous), which is not secret.
-        guard secrets.contains(where: { secret in
-            constantTimeEqual(HS256.signature(signingInput: signingInput, secret: secret), signature)
+        guard keys.contains(where: { key in
+            constantTimeEqual(HS256.signature(signingInput: signingInput, key: key), signature)
         }) else { throw .badSignature }
 
         return try jsonObject(UnsafeBufferPointer(rebasing: bytes[(dots.0 + 1)..<dots.1]))

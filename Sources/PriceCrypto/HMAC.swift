@@ -1,27 +1,38 @@
 internal import CCrypto
 
-/// HMAC-SHA256, the primitive under HS256 JWTs and the per-IP client keys.
-public func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-    message.withUnsafeBufferPointer { message in
-        hmacSHA256(key: key, message: UnsafeRawBufferPointer(message))
+/// An HMAC-SHA256 key with its padded blocks already hashed, for a secret that signs or checks many
+/// messages (every request's token). Holds key-derived state: treat it like the secret itself.
+public struct HMACSHA256Key: @unchecked Sendable {
+    private var state = ccrypto_hmac_sha256_key()
+
+    public init(_ key: [UInt8]) {
+        key.withUnsafeBufferPointer { key in
+            ccrypto_hmac_sha256_key_init(&state, key.baseAddress, key.count)
+        }
+    }
+
+    /// The 32-byte MAC of `message`.
+    public func authenticate(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            withUnsafePointer(to: state) { state in
+                ccrypto_hmac_sha256(state, message.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                    message.count, digest.baseAddress)
+            }
+            count = 32
+        }
+    }
+
+    public func authenticate(_ message: [UInt8]) -> [UInt8] {
+        message.withUnsafeBytes { authenticate($0) }
     }
 }
 
-/// HMAC-SHA256 over bytes the caller already holds (a JWT's signing input), without copying them.
+/// HMAC-SHA256, the primitive under HS256 JWTs and the per-IP client keys.
+public func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    HMACSHA256Key(key).authenticate(message)
+}
+
+/// HMAC-SHA256 over bytes the caller already holds, without copying them.
 public func hmacSHA256(key: [UInt8], message: UnsafeRawBufferPointer) -> [UInt8] {
-    var digest = [UInt8](repeating: 0, count: 32)
-    var digestLength: UInt32 = 0
-    // OpenSSL 3's one-shot HMAC() refuses a NULL key pointer even with length 0; an empty array may
-    // hand us exactly that, so give it a real (unused) byte.
-    let keyBytes = key.isEmpty ? [0] : key
-    let result = keyBytes.withUnsafeBufferPointer { keyPointer in
-        digest.withUnsafeMutableBufferPointer { output in
-            HMAC(
-                EVP_sha256(), keyPointer.baseAddress, Int32(key.count),
-                message.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? keyPointer.baseAddress, message.count,
-                output.baseAddress, &digestLength)
-        }
-    }
-    precondition(result != nil && digestLength == 32, "libcrypto HMAC-SHA256 failed")
-    return digest
+    HMACSHA256Key(key).authenticate(message)
 }

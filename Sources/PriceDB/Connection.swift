@@ -52,6 +52,7 @@ final class Connection: PipelineConnection {
 
     func run(_ queries: [Query], deadline: ContinuousClock.Instant) throws(BatchFailure) -> [QueryResult] {
         var outgoing: [Outgoing] = []
+        outgoing.reserveCapacity(queries.count)
         var preparing: Set<String> = []
         for query in queries {
             if case .prepared(let statement, _) = query, !prepared.contains(statement.name),
@@ -76,11 +77,12 @@ final class Connection: PipelineConnection {
             }
         }
 
-        var texts: [String?] {
+        /// The call's texts: the statement's name and SQL for a prepare, else the name (or SQL) and the parameters.
+        var texts: CTexts {
             switch self {
-            case .prepare(let statement): return [statement.name, statement.sql]
-            case .query(.prepared(let statement, let parameters)): return [statement.name] + parameters
-            case .query(.sql(let sql, let parameters)): return [sql] + parameters
+            case .prepare(let statement): return CTexts(statement.name, [statement.sql])
+            case .query(.prepared(let statement, let parameters)): return CTexts(statement.name, parameters)
+            case .query(.sql(let sql, let parameters)): return CTexts(sql, parameters)
             }
         }
     }
@@ -89,7 +91,8 @@ final class Connection: PipelineConnection {
         guard let handle, isReusable else {
             throw BatchFailure(error: lost("the connection is closed"), mayHaveReachedServer: false)
         }
-        if outgoing.contains(where: { $0.texts.contains { $0.map(LibPQ.containsNUL) ?? false } }) {
+        let calls = outgoing.map { ($0, $0.texts) }
+        if calls.contains(where: { $0.1.containsNUL }) {
             throw BatchFailure(error: DatabaseError(code: .invalidParameter,
                                                     message: "query text or parameter contains a NUL byte"),
                                mayHaveReachedServer: false)
@@ -97,7 +100,7 @@ final class Connection: PipelineConnection {
         try ensureServerStillThere(handle)
 
         // From here on bytes may leave the process: a failure can no longer prove nothing ran.
-        for item in outgoing where !send(item, on: handle) {
+        for (item, texts) in calls where !send(item, texts, on: handle) {
             throw sentFailure(lost(LibPQ.errorMessage(handle)))
         }
         guard PQpipelineSync(handle) == 1 else { throw sentFailure(lost(LibPQ.errorMessage(handle))) }
@@ -132,32 +135,24 @@ final class Connection: PipelineConnection {
         }
     }
 
-    private func send(_ item: Outgoing, on handle: OpaquePointer) -> Bool {
-        // The texts are lent to libpq where they are (no copy): it copies them into its send buffer.
-        let sent: Int32 = withCStrings(item.texts[...]) { cStrings in
+    private func send(_ item: Outgoing, _ texts: CTexts, on handle: OpaquePointer) -> Bool {
+        // libpq copies the texts into its send buffer during the call.
+        let sent: Int32 = texts.withPointers { cStrings in
             let head = cStrings[0]
-            let parameters = Array(cStrings.dropFirst())
-            let count = Int32(parameters.count)
-            return parameters.withUnsafeBufferPointer { values in
+            let count = Int32(cStrings.count - 1)
+            return cStrings.withUnsafeBufferPointer { all in
+                let values = count > 0 ? all.baseAddress! + 1 : nil
                 switch item {
                 case .prepare:
                     return PQsendPrepare(handle, head, cStrings[1], 0, nil)
                 case .query(.prepared):
-                    return PQsendQueryPrepared(handle, head, count, values.baseAddress, nil, nil, 0)
+                    return PQsendQueryPrepared(handle, head, count, values, nil, nil, 0)
                 case .query(.sql):
-                    return PQsendQueryParams(handle, head, count, nil, values.baseAddress, nil, nil, 0)
+                    return PQsendQueryParams(handle, head, count, nil, values, nil, nil, 0)
                 }
             }
         }
         return sent == 1
-    }
-
-    /// Calls `body` with a C string pointer for each text (NULL for nil), valid during the call.
-    private func withCStrings<R>(_ texts: ArraySlice<String?>, _ pointers: [UnsafePointer<CChar>?] = [],
-                                 _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-        guard let first = texts.first else { return body(pointers) }
-        guard let text = first else { return withCStrings(texts.dropFirst(), pointers + [nil], body) }
-        return text.withCString { withCStrings(texts.dropFirst(), pointers + [$0], body) }
     }
 
     /// Pushes the output buffer out. While the socket is full, results may already be arriving;

@@ -1,6 +1,7 @@
 import Testing
 import AnonAuth
 import PriceCrypto
+import CCrypto
 
 @Suite struct CryptoPrimitives {
     @Test func sha256MatchesFIPS180Vectors() {
@@ -77,5 +78,43 @@ import PriceCrypto
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
             #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
         }
+    }
+}
+
+/// The prepared key against libcrypto's own one-shot HMAC(), over key and message lengths around the
+/// 64-byte block (keys longer than a block are hashed first).
+@Suite struct PreparedHMACKey {
+    private func libcryptoHMAC(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let keyBytes = key.isEmpty ? [0] : key
+        keyBytes.withUnsafeBufferPointer { keyPointer in
+            message.withUnsafeBufferPointer { messagePointer in
+                _ = HMAC(EVP_sha256(), keyPointer.baseAddress, Int32(key.count),
+                         messagePointer.baseAddress ?? keyPointer.baseAddress, message.count, &digest, &length)
+            }
+        }
+        return digest
+    }
+
+    @Test(arguments: [0, 1, 20, 32, 63, 64, 65, 100, 131, 200])
+    func matchesLibcryptoForEveryKeyLength(keyLength: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let key = (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let prepared = HMACSHA256Key(key)
+        for messageLength in [0, 1, 55, 56, 63, 64, 65, 119, 120, 300, 1000] {
+            let message = (0..<messageLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = libcryptoHMAC(key: key, message: message)
+            #expect(prepared.authenticate(message) == expected, "key \(keyLength) B, message \(messageLength) B")
+            #expect(hmacSHA256(key: key, message: message) == expected)
+        }
+    }
+
+    @Test func aKeyIsReusableAndMessagesDoNotLeakIntoEachOther() {
+        let prepared = HMACSHA256Key(Array("Jefe".utf8))
+        let first = prepared.authenticate(Array("what do ya want for nothing?".utf8))
+        _ = prepared.authenticate(Array(repeating: 0x41, count: 500))
+        #expect(prepared.authenticate(Array("what do ya want for nothing?".utf8)) == first)
+        #expect(hex(first) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 }

@@ -58,6 +58,14 @@ private let verifier = TokenVerifier(secrets: [currentSecret])
         #expect(verifier.verify(token, now: now).failure?.code == .unsupportedAlgorithm)
     }
 
+    @Test(arguments: [#"{"typ":"JWT","alg":"HS256"}"#, #"{"alg":"HS256"}"#, #"{ "alg" : "HS256" , "typ" : "JWT" }"#,
+                      #"{"alg":"HS256","typ":"JWT","kid":"k1"}"#])
+    func anHS256HeaderOtherThanTheServicesOwnIsDecodedAndAccepted(header: String) {
+        // The service's own header bytes skip decoding; every other spelling takes the full check.
+        let token = forgeToken(header: header, payload: accessPayload(), key: currentSecret)
+        #expect(verifier.verifyAccessToken(token, now: now).success?.sub?.lowercased() == userID)
+    }
+
     @Test func unsignedAlgNoneTokenIsRefused() {
         let token = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(accessPayload().utf8)) + "."
         #expect(verifier.verify(token, now: now).failure?.code == .unsupportedAlgorithm)

@@ -162,6 +162,24 @@ struct ServiceTests {
         #expect(fixture.database.batches.isEmpty)
     }
 
+    @Test("the Authorization scheme is Bearer in any case, then one space and the token; anything else is 401 PGRST301")
+    func authorizationScheme() throws {
+        let fixture = ServiceFixture()
+        let token = fixture.userToken()
+        for accepted in ["Bearer \(token)", "bearer \(token)", "BEARER \(token)", "BeArEr \(token)"] {
+            let response = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report,
+                                                          headers: ["authorization": accepted]))
+            #expect(response.status == 201, "\(accepted.prefix(8))")
+        }
+        #expect(fixture.database.batches.count == 4)
+        for refused in ["Basic \(token)", "Bearer\(token)", "Bearer", "Bearer ", "Béarer \(token)", "Bearer  \(token)", "\(token)"] {
+            let response = fixture.handle(fixture.request("POST", "/rest/v1/price_reports", body: report,
+                                                          headers: ["authorization": refused]))
+            #expect(response.status == 401, "\(refused.prefix(8))")
+        }
+        #expect(fixture.database.batches.count == 4)
+    }
+
     @Test("the cap's PT429 becomes 429 with Retry-After from the hint")
     func capBecomes429() throws {
         let database = RecordingDatabase { _ throws(DatabaseError) in

@@ -51,6 +51,14 @@ struct SubmissionParsingTests {
         #expect(error("{}", contentType: nil)?.status == 400)
         #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":5}"#,
                       contentType: "application/json; charset=utf-8") == nil)
+        let row = #"{"location_id":"a","rate_kind":"flat","price_cents":5}"#
+        for accepted in ["Application/JSON", " application/json\t", "APPLICATION/JSON;charset=utf-8", "application/json ;x=y"] {
+            #expect(error(row, contentType: accepted) == nil, "\(accepted)")
+        }
+        for refused in ["application/jsonx", "application/json-patch+json", "application/jsön", "application /json",
+                        "", ";application/json", "text/json"] {
+            #expect(error(row, contentType: refused)?.code == "PGRST107", "\(refused)")
+        }
     }
 
     @Test("malformed JSON, empty bodies and scalars are 400 with a message a person understands")

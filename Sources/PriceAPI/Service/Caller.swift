@@ -51,11 +51,11 @@ extension PriceService {
     /// The caller: anonymous without a Bearer token (or with the anon key as one), else a verified user.
     func identify(_ request: HTTPRequest) -> Result<Caller, APIError> {
         guard let authorization = request.header("authorization") else { return .success(.anon) }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        let parts = authorization.utf8.split(separator: UInt8(ascii: " "), maxSplits: 1)
+        guard parts.count == 2, Substring(parts[0]).isASCIICaseInsensitive("bearer") else {
             return .failure(APIError(status: 401, code: "PGRST301", message: "Authorization header must be 'Bearer <token>'"))
         }
-        let token = String(parts[1])
+        let token = String(Substring(parts[1]))
         if token == request.header("apikey") { return .success(.anon) }
         switch verifier.verifyAccessToken(token, now: now()) {
         case .success(let verified):
