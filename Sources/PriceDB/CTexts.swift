@@ -1,3 +1,5 @@
+import Glibc
+
 /// The texts of one libpq call (a statement name or SQL, then its parameters) as NUL-terminated copies
 /// in one buffer, so a call costs two allocations however many parameters it has.
 ///
@@ -28,7 +30,7 @@ struct CTexts {
         }
         starts.append(bytes.count)
         text.withUTF8 { utf8 in
-            if !containsNUL, utf8.contains(0) { containsNUL = true }
+            if !containsNUL, let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { containsNUL = true }
             utf8.withMemoryRebound(to: CChar.self) { bytes.append(contentsOf: $0) }
         }
         bytes.append(0)

@@ -101,6 +101,9 @@ struct ClientNetworkTests {
     @Test("IPv4 stays one address; IPv4-mapped IPv6 is the IPv4 address")
     func ipv4AndMapped() {
         #expect(ClientNetwork.key(for: "203.0.113.5", ipv6Prefix: 64) == "203.0.113.5")
+        for edge in ["0.0.0.0", "255.255.255.255", "127.0.0.1", "10.200.3.40"] {
+            #expect(ClientNetwork.key(for: edge, ipv6Prefix: 64) == edge)
+        }
         #expect(ClientNetwork.key(for: "::ffff:203.0.113.5", ipv6Prefix: 64) == "203.0.113.5")
         #expect(ClientNetwork.key(for: "::FFFF:cb00:7105", ipv6Prefix: 48) == "203.0.113.5")
         // Only the mapped form is IPv4; the deprecated compatible form is an ordinary IPv6 address.

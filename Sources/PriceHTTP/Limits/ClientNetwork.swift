@@ -9,10 +9,11 @@ enum ClientNetwork {
     /// and the prefix length). `nil` when `address` is not a literal IPv4 or IPv6 address.
     static func key(for address: String, ipv6Prefix: Int) -> String? {
         precondition((1...128).contains(ipv6Prefix), "ipv6Prefix must be 1...128")
+        // inet_pton takes an IPv4 address only as four decimal parts without leading zeros, which is
+        // exactly how inet_ntop prints it: such an address is its own key (the common case, per request).
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, address, &ipv4) == 1 { return address }
         var bytes = [UInt8](repeating: 0, count: 16)
-        if bytes.withUnsafeMutableBytes({ inet_pton(AF_INET, address, $0.baseAddress) }) == 1 {
-            return text(Array(bytes[0..<4]), family: AF_INET)
-        }
         guard bytes.withUnsafeMutableBytes({ inet_pton(AF_INET6, address, $0.baseAddress) }) == 1 else { return nil }
         if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
             return text(Array(bytes[12..<16]), family: AF_INET)

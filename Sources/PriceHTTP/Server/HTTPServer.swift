@@ -239,7 +239,7 @@ extension HTTPServer {
     private static let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return CMHD_YES }
         let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
-        state.request.headers[String(cString: key).lowercased()] = value.map { String(cString: $0) } ?? ""
+        state.request.headers[asciiLowercased(key)] = value.map { String(cString: $0) } ?? ""
         return CMHD_YES
     }
 
@@ -306,5 +306,20 @@ extension Duration {
     var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// A header name, lower-cased in the copy that makes it a String (names are ASCII tokens; other bytes
+/// are kept as they are and repaired like any C string).
+private func asciiLowercased(_ name: UnsafePointer<CChar>) -> String {
+    let length = strlen(name)
+    return name.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+        String(unsafeUninitializedCapacity: length) { buffer in
+            for index in 0..<length {
+                let byte = bytes[index]
+                buffer[index] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return length
+        }
     }
 }
