@@ -4,8 +4,14 @@
 public enum UUIDText {
     /// 8-4-4-4-12 hex digits, the only form PostgreSQL's uuid input and the SDKs share.
     public static func isValid(_ text: String) -> Bool {
+        guard text.utf8.count == 36 else { return false }
+        var text = text
+        return text.withUTF8(isValid)
+    }
+
+    private static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var count = 0
-        for byte in text.utf8 {
+        for byte in bytes {
             switch count {
             case 8, 13, 18, 23:
                 guard byte == UInt8(ascii: "-") else { return false }

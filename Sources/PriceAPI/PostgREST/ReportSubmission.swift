@@ -96,6 +96,7 @@ struct ReportSubmission: Sendable, Equatable {
     /// `select=*` asks for what `return=representation` gives. Anything else (`on_conflict`, other
     /// columns, filters) would change what an insert means, so it is refused rather than ignored.
     func checkQuery(_ query: [(name: String, value: String)]) -> APIError? {
+        guard !query.isEmpty else { return nil }
         let keys = Set(rows.first?.keys ?? [])
         for (name, value) in query {
             switch name {
