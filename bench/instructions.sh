@@ -31,7 +31,6 @@ secret_file=var/bench/jwt-secret
 
 eval "$(scripts/pg-cluster.sh start "$pg_dir" | tail -n1)"
 export PGHOST PGUSER
-psql_su() { psql -X -q -v ON_ERROR_STOP=1 -d pricesvc "$@"; }
 
 out=var/bench/instructions
 rm -rf "$out"; mkdir -p "$out"
@@ -40,13 +39,9 @@ unset PRICESVC_JWT_SECRET
 
 # Fresh reporters, as bench/run.sh mints them: the cap allows 10 reports per reporter and hour.
 python3 bench/tokens.py "$secret_file" "instr-$(date +%s%N)" 20000 "$out" >/dev/null
-psql_su >/dev/null <<SQL
-delete from auth.sessions s using bench.tokens t where s.id = t.sid;
-truncate bench.tokens;
-\copy bench.tokens (run_id, side, idx, uid, sid, token) from '$out/reporters.tsv'
-select bench.ensure_users(array(select uid from bench.tokens));
-insert into auth.sessions (id, user_id) select sid, uid from bench.tokens on conflict do nothing;
-SQL
+# shellcheck source=bench/reporters.sh
+. bench/reporters.sh
+load_reporters pricesvc "$out/reporters.tsv"
 
 PRICESVC_LISTEN=127.0.0.1:0 PRICESVC_DATABASE_URL="postgresql:///pricesvc?host=$PGHOST&user=authenticator" \
 PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048 \

@@ -213,21 +213,15 @@ SQL
   [ "$removed" = 0 ] || note "$db: removed $removed submissions of earlier runs, with their reporters"
 done
 
+# shellcheck source=bench/reporters.sh
+. bench/reporters.sh
 # Fresh reporters for this run: the cap is 10 per reporter per sliding hour, so reporters of an
 # earlier run (less than an hour ago) must not be reused.
 run_id=$(date +%s)
 note "minting $REPORTERS reporters per submission side"
 python3 bench/tokens.py "$secret_file" "$run_id" "$REPORTERS" "$state/run"
 for db in "${databases[@]}"; do
-  # The previous run's sessions go (as \`pricesvc prune\` would retire them): otherwise auth.sessions grows
-  # by 2 x BENCH_REPORTERS per run, and every verification's live-session lookup with it.
-  psql_su -d "$db" >/dev/null <<SQL
-delete from auth.sessions s using bench.tokens t where s.id = t.sid;
-truncate bench.tokens;
-\copy bench.tokens (run_id, side, idx, uid, sid, token) from '$state/run/reporters.tsv'
-select bench.ensure_users(array(select uid from bench.tokens));
-insert into auth.sessions (id, user_id) select sid, uid from bench.tokens on conflict do nothing;
-SQL
+  load_reporters "$db" "$state/run/reporters.tsv"
   # Autovacuum is off for these tables (bench/setup.sql), so the vacuum and the statistics they need
   # happen here, before any measured run, instead of in the middle of one side's round.
   psql_su -d "$db" -c 'vacuum (analyze) bench.tokens, auth.sessions, auth.users, public.price_reports, private.median_queue' >/dev/null
