@@ -11,7 +11,8 @@
 # Needs the benchmark's database, kept by an earlier `BENCH_KEEP_PG=1 bench/run.sh`, and valgrind
 # (apt-get install valgrind). Settings: BENCH_INSTRUCTION_SECONDS (10, the counted run),
 # PRICESVC_BIN (.build/release/pricesvc). Writes var/bench/instructions/callgrind.out.* for
-# callgrind_annotate --inclusive=yes.
+# callgrind_annotate --inclusive=yes. Leaves the benchmark's PostgreSQL running, as BENCH_KEEP_PG=1 does
+# (scripts/pg-cluster.sh stop var/bench/pg stops it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +59,8 @@ for _ in $(seq 600); do
 done
 [ -n "$port" ] || { echo "pricesvc did not start under valgrind within 60 s" >&2; exit 1; }
 
-export BENCH_MODE=$mode BENCH_APIKEY=$("$bin" keys) BENCH_TOKENS=$out/tokens-http.txt BENCH_THREADS=1
+apikey=$("$bin" keys) || { echo "pricesvc keys failed" >&2; exit 1; }
+export BENCH_MODE=$mode BENCH_APIKEY=$apikey BENCH_TOKENS=$out/tokens-http.txt BENCH_THREADS=1
 export BENCH_READER=$(head -n1 "$out/tokens-http.txt")
 # Warm-up (connections, prepared statements, caches), then count only the measured run.
 wrk -t 1 -c 4 -d 3s -s bench/wrk.lua "http://127.0.0.1:$port" >/dev/null
@@ -70,6 +72,7 @@ non2xx=$(sed -n 's/.* non2xx=\([0-9]*\) .*/\1/p' <<<"$result")
 dump=$(ls "$out"/callgrind.out.*.1 2>/dev/null | head -n1)
 [ -n "$dump" ] && [ "${requests:-0}" -gt 0 ] || { echo "no requests counted (wrk: $result)" >&2; exit 1; }
 total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+[ -n "$total" ] || { echo "callgrind_annotate found no totals in $dump" >&2; exit 1; }
 printf 'pricesvc %s: %d requests (%s not 2xx), %s user-space instructions per request\n' \
   "$mode" "$requests" "${non2xx:-?}" "$((total / requests))"
 echo "profile: callgrind_annotate --inclusive=yes $dump"

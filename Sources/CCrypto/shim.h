@@ -52,6 +52,7 @@ static inline void ccrypto_hmac_sha256(const ccrypto_hmac_sha256_key *state, con
     SHA256_Update(&context, inner, sizeof inner);
     SHA256_Final(digest, &context);
     OPENSSL_cleanse(&context, sizeof context);
+    OPENSSL_cleanse(inner, sizeof inner);
 }
 #pragma GCC diagnostic pop
 #endif

@@ -1,4 +1,5 @@
 import Testing
+import Glibc
 @testable import PriceHTTP
 
 @Suite("Token bucket and per-IP limits")
@@ -101,8 +102,18 @@ struct ClientNetworkTests {
     @Test("IPv4 stays one address; IPv4-mapped IPv6 is the IPv4 address")
     func ipv4AndMapped() {
         #expect(ClientNetwork.key(for: "203.0.113.5", ipv6Prefix: 64) == "203.0.113.5")
-        for edge in ["0.0.0.0", "255.255.255.255", "127.0.0.1", "10.200.3.40"] {
+        // An IPv4 address is its own key only because inet_pton accepts nothing but the form inet_ntop
+        // prints; pin that round trip, and the near-misses it must refuse.
+        for edge in ["0.0.0.0", "255.255.255.255", "127.0.0.1", "10.200.3.40", "1.2.3.4"] {
+            var address = in_addr()
+            #expect(inet_pton(AF_INET, edge, &address) == 1)
+            var printed = [CChar](repeating: 0, count: 16)
+            #expect(inet_ntop(AF_INET, &address, &printed, 16) != nil)
+            #expect(printed.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } == edge)
             #expect(ClientNetwork.key(for: edge, ipv6Prefix: 64) == edge)
+        }
+        for nearMiss in ["010.0.0.1", "1.2.3.04", "0x7f.0.0.1", "1.2.3", "1.2.3.4.", "1..2.3", "+1.2.3.4", "1.2.3.256"] {
+            #expect(ClientNetwork.key(for: nearMiss, ipv6Prefix: 64) == nil, "\(nearMiss)")
         }
         #expect(ClientNetwork.key(for: "::ffff:203.0.113.5", ipv6Prefix: 64) == "203.0.113.5")
         #expect(ClientNetwork.key(for: "::FFFF:cb00:7105", ipv6Prefix: 48) == "203.0.113.5")
