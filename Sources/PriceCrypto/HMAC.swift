@@ -31,8 +31,3 @@ public struct HMACSHA256Key: @unchecked Sendable {
 public func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
     HMACSHA256Key(key).authenticate(message)
 }
-
-/// HMAC-SHA256 over bytes the caller already holds, without copying them.
-public func hmacSHA256(key: [UInt8], message: UnsafeRawBufferPointer) -> [UInt8] {
-    HMACSHA256Key(key).authenticate(message)
-}

@@ -185,8 +185,6 @@ private struct ByteParser {
         try enterContainer()
         defer { depth -= 1 }
         var members: [JSONObject.Member] = []
-        // Most objects here (a token's claims, a report) have a handful to a dozen members.
-        members.reserveCapacity(12)
         var seenKeys: Set<String>? = nil
         skipWhitespace()
         if index < bytes.count, bytes[index] == ASCII.closeBrace {

@@ -9,22 +9,17 @@ public enum UUIDText {
         return text.withUTF8(isValid)
     }
 
+    /// `bytes` is 36 long: dashes at 8, 13, 18 and 23, hex digits everywhere else.
     private static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var count = 0
-        for byte in bytes {
-            switch count {
-            case 8, 13, 18, 23:
-                guard byte == UInt8(ascii: "-") else { return false }
-            default:
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                     UInt8(ascii: "A")...UInt8(ascii: "F"): break
-                default: return false
-                }
+        for (index, byte) in bytes.enumerated() {
+            let valid = switch index {
+            case 8, 13, 18, 23: byte == UInt8(ascii: "-")
+            default: (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
             }
-            count += 1
-            if count > 36 { return false }
+            if !valid { return false }
         }
-        return count == 36
+        return true
     }
 }

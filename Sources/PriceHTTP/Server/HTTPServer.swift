@@ -264,8 +264,6 @@ extension HTTPServer {
                                   path: url.map { String(cString: $0) } ?? "/",
                                   clientIP: peer, requestID: nextRequestID())
         let state = RequestState(request: request, body: RequestBody(limit: configuration.maxBodyBytes))
-        // Room for a typical request's headers, so collecting them does not regrow the table.
-        state.request.headers.reserveCapacity(16)
         let opaque = Unmanaged.passUnretained(state).toOpaque()
         _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
         _ = MHD_get_connection_values_n(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
