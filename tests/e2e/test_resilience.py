@@ -162,7 +162,7 @@ def test_readyz_is_503_while_the_database_is_down_and_200_again_after(server, an
                          api.get("/auth/v1/user", token=session["access_token"])):
             assert response.status_code == 503, (response.request.url, response.status_code, response.text)
             assert response.headers.get("Retry-After"), response.request.url
-        metrics = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+        metrics = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
         assert 'pricesvc_database_errors_total{kind="unavailable"}' in metrics
     finally:
         start_pg()
