@@ -163,7 +163,7 @@ struct SuspendedConnection: @unchecked Sendable {
 final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
     var lifecycle: RequestLifecycle
-    /// Every header field as libmicrohttpd parsed it, names as sent, for `RequestFraming`.
+    /// Every header field as libmicrohttpd parsed it (names lower-cased), for `RequestFraming`.
     var fields: [(String, String)] = []
     let startedAt: ContinuousClock.Instant
     /// The application's label for metrics and the log, known once it decided.
@@ -273,8 +273,10 @@ extension HTTPServer {
         guard let cls, let key else { return CMHD_YES }
         let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
         let text = value.map { String(cString: $0) } ?? ""
-        state.request.headers[asciiLowercased(key)] = text
-        state.fields.append((String(cString: key), text))
+        // Lower-casing keeps every byte that matters to the framing (whitespace, non-token bytes).
+        let name = asciiLowercased(key)
+        state.request.headers[name] = text
+        state.fields.append((name, text))
         return CMHD_YES
     }
 
