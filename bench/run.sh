@@ -248,7 +248,7 @@ note "pricesvc"
 (
   export PRICESVC_LISTEN=127.0.0.1:$PORT PRICESVC_DATABASE_URL=$service_url
   export PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048
-  export PRICESVC_ACCESS_LOG=false
+  export PRICESVC_ACCESS_LOG=false PRICESVC_ADMIN_LISTEN=127.0.0.1:0  # /metrics is on the admin listener
   [ -n "${BENCH_POOL_SIZE:-}" ] && export PRICESVC_POOL_SIZE=$BENCH_POOL_SIZE
   exec "$BIN" serve
 ) >"$state/pricesvc.log" 2>&1 &
@@ -257,7 +257,8 @@ pricesvc_pid=$!
 bound=""
 for _ in $(seq 300); do
   bound=$(sed -n 's|^pricesvc: listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$state/pricesvc.log")
-  [ -n "$bound" ] && break
+  admin_port=$(sed -n 's|^pricesvc: admin listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$state/pricesvc.log")
+  [ -n "$bound" ] && [ -n "$admin_port" ] && break
   kill -0 "$pricesvc_pid" 2>/dev/null || { cat "$state/pricesvc.log" >&2; die "pricesvc exited"; }
   sleep 0.1
 done
@@ -265,7 +266,8 @@ done
 PORT=$bound
 note "pricesvc (pid $pricesvc_pid) on 127.0.0.1:$PORT"
 curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { curl -sS "http://127.0.0.1:$PORT/readyz" >&2; die "pricesvc is not ready"; }
-pool_size=$(curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '/^pricesvc_db_pool_size/ { print $2; exit }')
+admin=http://127.0.0.1:$admin_port
+pool_size=$(curl -fsS "$admin/metrics" | awk '/^pricesvc_db_pool_size/ { print $2; exit }')
 pool_size=${pool_size:-${BENCH_POOL_SIZE:-default}}
 
 popular_json='["bench:popular","bench:loc-00001","bench:loc-00002","bench:loc-00003","bench:loc-00004","bench:loc-00005","bench:loc-00006","bench:loc-00007","bench:loc-00008","bench:loc-00009","bench:loc-00010","bench:loc-00011"]'
@@ -424,7 +426,7 @@ app=http://127.0.0.1:$PORT
 drain() {
   local in_use
   for _ in $(seq 600); do
-    in_use=$(curl -fsS "$app/metrics" | awk -F'} ' '/^pricesvc_db_pool_connections\{state="in_use"\}/ { print $2 }')
+    in_use=$(curl -fsS "$admin/metrics" | awk -F'} ' '/^pricesvc_db_pool_connections\{state="in_use"\}/ { print $2 }')
     [ "${in_use:-0}" = 0 ] && return 0
     sleep 0.1
   done

@@ -94,7 +94,7 @@ ENV_FILE=$DIR/cluster.env
 
 make_configuration() {
     local ports
-    mapfile -t ports < <(free_ports 11)
+    mapfile -t ports < <(free_ports 13)
     rm -rf -- "$NODES/node1" "$NODES/node2"  # data of an earlier cluster under the same name
     umask 077
     mkdir -p "$DIR/secrets" "$DIR/etcd" "$DIR/haproxy" "$DIR/pricesvc"
@@ -119,6 +119,8 @@ RO_PORT=${ports[7]}
 HTTP_PORT=${ports[8]}
 PRICESVC1_PORT=${ports[9]}
 PRICESVC2_PORT=${ports[10]}
+PRICESVC1_ADMIN_PORT=${ports[11]}
+PRICESVC2_ADMIN_PORT=${ports[12]}
 SUPERUSER_PASSWORD=$superuser_password
 REPLICATION_PASSWORD=$replication_password
 AUTHENTICATOR_PASSWORD=$authenticator_password
@@ -324,13 +326,16 @@ start_haproxy() {
 }
 
 start_pricesvc() {  # instance number
-    local n=$1 port
+    local n=$1 port admin_port
     port=$(eval echo "\$PRICESVC${n}_PORT")
+    admin_port=$(eval echo "\${PRICESVC${n}_ADMIN_PORT:-}")
     local pidfile=$DIR/pricesvc/pricesvc$n.pid
     alive "$(pid_of "$pidfile")" pricesvc && return 0
     : >"$DIR/pricesvc/pricesvc$n.stdout"
     (
         export PRICESVC_LISTEN=127.0.0.1:$port
+        # /metrics is served on the admin listener only (a cluster.env from before it has no port for it).
+        [ -n "$admin_port" ] && export PRICESVC_ADMIN_LISTEN=127.0.0.1:$admin_port
         export PRICESVC_DATABASE_URL=$SERVICE_URL PRICESVC_READ_DATABASE_URL=$READ_URL
         export PRICESVC_JWT_SECRET_FILE=$DIR/secrets/jwt-secret PRICESVC_TRUSTED_PROXIES=127.0.0.1
         export PRICESVC_MIGRATIONS_DIR=${PRICESVC_MIGRATIONS_DIR:-$REPO/migrations}

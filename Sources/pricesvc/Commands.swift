@@ -173,6 +173,8 @@ enum Commands {
         server.maxConnections = try configuration.int("max-connections", min: 1)
         server.maxConnectionsPerIP = try configuration.int("max-connections-per-ip", min: 1)
         server.connectionTimeoutSeconds = try configuration.int("connection-timeout", min: 1)
+        server.requestHeadTimeoutSeconds = try configuration.int("request-head-timeout", min: 1)
+        server.requestBodyTimeoutSeconds = try configuration.int("request-body-timeout", min: 1)
         server.connectionMemoryBytes = try configuration.int("connection-memory-bytes", min: 4096)
         let httpThreads = try configuration.int("http-threads")
         if httpThreads > 0 { server.eventThreads = httpThreads }
@@ -238,10 +240,20 @@ enum Commands {
             signUpChallenges: signUpChallenges)
         let application = PriceApplication(service: service, database: pool, readReplica: readPool)
         let http = HTTPServer(configuration: server, application: application, metrics: serverMetrics)
+        let admin = try adminServer(configuration, like: server, application: application, metrics: serverMetrics)
         let shutdownRequested = ShutdownSignal()
         try http.start()
         // On stderr: stdout carries only the access log's JSON lines.
         note("listening on http://\(ListenAddress(host: listen.host, port: http.boundPort))")
+        if let (adminServer, address) = admin {
+            do {
+                try adminServer.start()
+            } catch {
+                http.shutdown(grace: 0)
+                throw error
+            }
+            note("admin listening on http://\(ListenAddress(host: address.host, port: adminServer.boundPort))")
+        }
 
         shutdownRequested.wait()
         let grace = Double(try configuration.int("shutdown-grace"))
@@ -249,9 +261,33 @@ enum Commands {
         http.shutdown(grace: grace) { pending in
             note("shutdown grace period over: waiting for \(pending) database job(s) to finish")
         }
+        admin?.server.shutdown(grace: 1)
         pool.close()
         readPool?.close()
         return 0
+    }
+
+    /// The admin listener, when `admin-listen` is set: the same application's operations endpoints on
+    /// their own small server (a few connections, one database worker for /readyz).
+    static func adminServer(_ configuration: Configuration, like server: HTTPServer.Configuration,
+                            application: PriceApplication,
+                            metrics: ServerMetrics) throws -> (server: HTTPServer, address: ListenAddress)? {
+        let text = configuration.string("admin-listen")
+        guard !text.isEmpty else { return nil }
+        guard let address = ListenAddress.parse(text) else {
+            throw configuration.invalid("admin-listen", "must be HOST:PORT, :PORT, localhost:PORT or [IPv6]:PORT with an IP address as HOST")
+        }
+        var admin = HTTPServer.Configuration()
+        admin.host = address.host
+        admin.port = address.port
+        admin.maxConnections = 16
+        admin.maxConnectionsPerIP = 16
+        admin.eventThreads = 1
+        admin.databaseWorkers = 1
+        admin.workerQueueTimeout = server.workerQueueTimeout
+        admin.ipv6Prefix = server.ipv6Prefix
+        admin.accessLog = server.accessLog
+        return (HTTPServer(configuration: admin, application: OperationsApplication(application), metrics: metrics), address)
     }
 
     struct Secrets {

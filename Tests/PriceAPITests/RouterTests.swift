@@ -19,7 +19,9 @@ struct RouterTests {
         #expect(Router.route(method: "TRACE", path: "/healthz") == .methodNotAllowed(allow: ["GET", "HEAD", "OPTIONS"]))
         #expect(Router.route(method: "QUERY", path: "/auth/v1/signup") == .methodNotAllowed(allow: ["POST", "OPTIONS"]))
         #expect(Router.route(method: "HEAD", path: "/auth/v1/signup") == .methodNotAllowed(allow: ["POST", "OPTIONS"]))
-        #expect(Router.route(method: "HEAD", path: "/metrics") == .metrics)
+        #expect(Router.route(method: "HEAD", path: "/readyz") == .ready)
+        // /metrics is served on the admin listener only.
+        #expect(Router.route(method: "GET", path: "/metrics") == .notFound)
         #expect(Router.route(method: "HEAD", path: "/rest/v1/rpc/price_medians") == .rpc("price_medians"))
         #expect(Router.route(method: "OPTIONS", path: "/nowhere") == .notFound)
     }
@@ -62,7 +64,7 @@ struct RouterTests {
             }
         }
         // Every route the router knows appears in the document.
-        let served = ["GET /healthz", "GET /readyz", "GET /metrics", "GET /rest/v1/",
+        let served = ["GET /healthz", "GET /readyz", "GET /rest/v1/",
                       "POST /rest/v1/price_reports", "GET /rest/v1/price_reports", "PATCH /rest/v1/price_reports",
                       "PUT /rest/v1/price_reports", "DELETE /rest/v1/price_reports",
                       "POST /rest/v1/rpc/price_median", "GET /rest/v1/rpc/price_median",

@@ -206,8 +206,7 @@ struct ServiceTests {
                                                               body: #"{"location_ids":["a"]}"#, token: fixture.userToken()))
         #expect(response.status == 503)
         #expect(response.header("Retry-After") == "1")
-        let metrics = fixture.handle(HTTPRequest(method: "GET", path: "/metrics"))
-        let text = String(decoding: metrics.body, as: UTF8.self)
+        let text = fixture.service.metrics.render()
         #expect(text.contains("pricesvc_database_errors_total{kind=\"unavailable\"} 1"))
         #expect(text.contains("pricesvc_db_pool_connections{state=\"idle\"} 7"))
     }

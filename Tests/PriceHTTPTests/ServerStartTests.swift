@@ -8,6 +8,9 @@ import Testing
     struct Healthy: HTTPApplication {
         func respond(to request: HTTPRequest) -> Reply { Reply(label: "other", work: .now(.empty(204))) }
         func payloadTooLarge(_ request: HTTPRequest) -> (label: String, response: HTTPResponse) { ("other", .empty(413)) }
+        func malformedRequest(_ request: HTTPRequest, reason: String) -> (label: String, response: HTTPResponse) {
+            ("other", .empty(400))
+        }
     }
 
     func makeServer(host: String, port: UInt16) -> HTTPServer {

@@ -110,8 +110,15 @@ class Cluster:
     def instance_urls(self) -> list[str]:
         return [f"http://127.0.0.1:{self.ports['PRICESVC1_PORT']}", f"http://127.0.0.1:{self.ports['PRICESVC2_PORT']}"]
 
+    def admin_url(self, instance_url: str) -> str:
+        """The admin listener (/metrics) of the instance serving `instance_url`."""
+        for n in (1, 2):
+            if instance_url.endswith(f":{self.ports[f'PRICESVC{n}_PORT']}"):
+                return f"http://127.0.0.1:{self.ports[f'PRICESVC{n}_ADMIN_PORT']}"
+        raise AssertionError(f"{instance_url} is not a pricesvc instance of this cluster")
+
     def metric(self, instance_url: str, line_prefix: str) -> float:
-        text = requests.get(instance_url + "/metrics", timeout=5).text
+        text = requests.get(self.admin_url(instance_url) + "/metrics", timeout=5).text
         for line in text.splitlines():
             if line.startswith(line_prefix + " "):
                 return float(line.split()[-1])

@@ -9,7 +9,8 @@ PRICESVC_E2E_MIGRATIONS_DIR points the suite at another migrations folder (defau
 PRICESVC_TEST_FUZZ_SEED replays a seed of the OpenAPI fuzz test (test_fuzz_openapi.py) that failed.
 
 Every server runs on a free 127.0.0.1 port with its settings given as PRICESVC_* variables, its
-stdout/stderr in files, and is always terminated (SIGTERM, then SIGKILL) when its test ends.
+stdout/stderr in files, and is always terminated (SIGTERM, then SIGKILL) when its test ends. Each also
+has an admin listener (/metrics, /healthz, /readyz) on another free port: `server.admin_url`.
 """
 
 from __future__ import annotations
@@ -142,6 +143,13 @@ class Server:
     stdout_path: Path
     stderr_path: Path
     settings: dict = field(default_factory=dict)
+    admin_url: str = ""
+
+    def metrics(self) -> str:
+        """The Prometheus text from the admin listener (the public one does not serve /metrics)."""
+        response = requests.get(self.admin_url + "/metrics", timeout=10)
+        assert response.status_code == 200, response.text
+        return response.text
 
     def stdout(self) -> str:
         return self.stdout_path.read_text(errors="replace")
@@ -186,6 +194,7 @@ class ServerFactory:
         stdout_path = self.directory / f"server-{index}.stdout"
         stderr_path = self.directory / f"server-{index}.stderr"
         settings.setdefault("LISTEN", "127.0.0.1:0")
+        settings.setdefault("ADMIN_LISTEN", "127.0.0.1:0")
         process_env = self.env.base_env(**settings)
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             process = subprocess.Popen([self.env.bin, "serve"], env=process_env, stdout=out, stderr=err,
@@ -198,9 +207,11 @@ class ServerFactory:
         port = None
         while time.monotonic() < deadline:
             # The start-up line is on stderr: stdout carries only the access log's JSON lines.
-            match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", server.stderr())
-            if match:
+            match = re.search(r"^pricesvc: listening on http://127\.0\.0\.1:(\d+)", server.stderr(), re.MULTILINE)
+            admin = re.search(r"^pricesvc: admin listening on (http://\S+)", server.stderr(), re.MULTILINE)
+            if match and (admin or settings.get("ADMIN_LISTEN") is None):
                 port = int(match.group(1))
+                server.admin_url = admin.group(1) if admin else ""
                 break
             if process.poll() is not None:
                 break

@@ -18,7 +18,7 @@ EXPECTED_SURFACE = {
     ("/rest/v1/rpc/price_quotes", "post"), ("/rest/v1/rpc/price_quotes", "get"),
     ("/auth/v1/signup", "post"), ("/auth/v1/token", "post"), ("/auth/v1/logout", "post"),
     ("/auth/v1/user", "get"),
-    ("/healthz", "get"), ("/readyz", "get"), ("/metrics", "get"),
+    ("/healthz", "get"), ("/readyz", "get"),
 }
 
 

@@ -59,7 +59,7 @@ def test_metrics_count_requests_by_route_and_status_with_a_latency_histogram_and
         start_server, anon_key):
     server = start_server(RATE_LIMIT_PER_MINUTE=100000)
     api = server.api(anon_key)
-    before = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    before = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
     healthz_before = _metric(before, "pricesvc_http_requests_total", 'route="/healthz",status="200"') or 0
     for _ in range(3):
         assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
@@ -69,7 +69,7 @@ def test_metrics_count_requests_by_route_and_status_with_a_latency_histogram_and
     session = api.new_session()
     assert api.submit(report(), session["access_token"]).status_code == 201
 
-    response = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT)
+    response = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT)
     assert response.status_code == 200
     assert response.headers["Content-Type"].startswith("text/plain")
     text = response.text
@@ -104,7 +104,7 @@ def test_metrics_route_labels_stay_bounded_whatever_paths_are_requested(start_se
     for index in range(5):
         requests.get(f"{server.url}/random-{index}", timeout=REQUEST_TIMEOUT)
         requests.post(f"{server.url}/rest/v1/rpc/nope_{index}", timeout=REQUEST_TIMEOUT)
-    text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    text = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
     assert "random-" not in text and "nope_" not in text
 
 
@@ -155,7 +155,7 @@ def test_client_mistakes_are_counted_apart_from_database_failures(start_server, 
     # The 11th report in the hour: the database's cap trigger refuses it (PT429), the client's doing.
     refused = api.submit(report(), token)
     assert refused.status_code == 429 and refused.json()["code"] == "PT429", refused.text
-    text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    text = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
     assert "# TYPE pricesvc_database_client_errors_total counter" in text
     assert _metric(text, "pricesvc_database_client_errors_total", 'class="PT"') == 1
     assert not re.search(r"^pricesvc_database_errors_total\{", text, re.M), "a refused report is no database failure"
@@ -165,7 +165,7 @@ def test_access_log_can_be_turned_off(start_server):
     server = start_server(ACCESS_LOG="false")
 
     def healthz_count() -> float:
-        text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+        text = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
         return _metric(text, "pricesvc_http_requests_total", 'route="/healthz",status="200"') or 0
 
     before = healthz_count()
@@ -201,3 +201,49 @@ def test_after_sigterm_the_port_is_closed(start_server):
         raise AssertionError("a stopped pricesvc still answered")
     except requests.ConnectionError:
         pass
+
+
+# ---------------------------------------------------------------- the admin listener
+
+def test_metrics_are_on_the_admin_listener_only(server):
+    # Per-route counters would let anyone watch reports arrive: the public listener does not serve them.
+    assert requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).status_code == 404
+    response = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT)
+    assert response.status_code == 200 and "pricesvc_http_requests_total" in response.text
+    for path in ("/healthz", "/readyz"):
+        assert requests.get(server.admin_url + path, timeout=REQUEST_TIMEOUT).status_code == 200, path
+    # Nothing of the API is served there.
+    assert requests.get(server.admin_url + "/rest/v1/", timeout=REQUEST_TIMEOUT).status_code == 404
+    assert requests.post(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).status_code == 405
+
+
+def test_there_is_no_admin_listener_unless_it_is_set(start_server):
+    server = start_server(ADMIN_LISTEN=None)
+    assert server.admin_url == "" and "admin listening" not in server.stderr()
+    assert requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).status_code == 404
+
+
+def test_a_flood_of_public_readyz_costs_at_most_one_database_check_a_second(start_server):
+    server = start_server()
+
+    def checks() -> float:
+        return _metric(server.metrics(), "pricesvc_readiness_checks_total")
+
+    before = checks()
+    # The admin listener's /readyz checks every time: the counter counts real checks.
+    for _ in range(3):
+        assert requests.get(server.admin_url + "/readyz", timeout=REQUEST_TIMEOUT).status_code == 200
+    assert checks() == before + 3
+
+    before = checks()
+    session = requests.Session()
+    started = time.monotonic()
+    answered = 0
+    while time.monotonic() - started < 2.5:
+        response = session.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT)
+        assert response.status_code == 200, response.text
+        answered += 1
+    elapsed = time.monotonic() - started
+    assert answered >= 50, answered
+    made = checks() - before
+    assert 1 <= made <= int(elapsed) + 1, (made, answered, elapsed)

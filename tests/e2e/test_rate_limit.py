@@ -9,7 +9,7 @@ from helpers import REQUEST_TIMEOUT, assert_auth_error, assert_postgrest_error, 
 
 
 def _metric(server, name):
-    text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    text = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
     for line in text.splitlines():
         if line.startswith(name + " "):
             return float(line.split()[1])

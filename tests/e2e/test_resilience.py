@@ -93,7 +93,8 @@ def test_a_postgresql_restart_mid_test_gives_503s_then_service_resumes_and_no_20
         wait_until(lambda: sum(1 for r in writer.results if r[0] >= outage_started) >= 5, timeout=30,
                    message="answers to requests sent during the outage")
         during = [r for r in writer.results if r[0] >= outage_started]
-        ready = requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT)
+        # The admin /readyz checks the database on every call (the public one keeps an answer a second).
+        ready = requests.get(server.admin_url + "/readyz", timeout=REQUEST_TIMEOUT)
         health = requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT)
         start_pg()
         restarted = time.monotonic()
@@ -121,8 +122,11 @@ def test_a_postgresql_restart_mid_test_gives_503s_then_service_resumes_and_no_20
     missing = set(acknowledged) - db.stored_report_ids(acknowledged)
     assert not missing, f"{len(missing)} reports got 201 but are not in the table: {sorted(missing)[:3]}"
 
-    # The other endpoints are back too.
-    assert requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT).status_code == 200
+    # The other endpoints are back too: the admin /readyz at once, the public one (which keeps a check's
+    # answer for a second) within a few.
+    assert requests.get(server.admin_url + "/readyz", timeout=REQUEST_TIMEOUT).status_code == 200
+    wait_until(lambda: requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT).status_code == 200,
+               timeout=3, interval=0.2, message="public /readyz 200 again")
     assert api.sign_up().status_code == 200
     assert api.medians(["e2e:after-restart"], tokens[0]) == []
 
@@ -152,9 +156,18 @@ def test_readyz_is_503_while_the_database_is_down_and_200_again_after(server, an
     session = api.new_session()
     stop_pg()
     try:
-        ready = requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT)
+        ready = requests.get(server.admin_url + "/readyz", timeout=REQUEST_TIMEOUT)
         assert ready.status_code == 503, ready.text
         assert ready.headers.get("Retry-After")
+        # The public /readyz keeps a check's answer for a second: it says 503 soon after, with Retry-After.
+        public = []
+
+        def public_not_ready() -> bool:
+            public.append(requests.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT))
+            return public[-1].status_code == 503
+
+        wait_until(public_not_ready, timeout=3, interval=0.2, message="public /readyz 503")
+        assert public[-1].headers.get("Retry-After")
         assert requests.get(server.url + "/healthz", timeout=REQUEST_TIMEOUT).status_code == 200
         for response in (api.submit(report(), session["access_token"]),
                          api.rpc("price_medians", {"location_ids": ["e2e:x"]}, session["access_token"]),
@@ -162,7 +175,7 @@ def test_readyz_is_503_while_the_database_is_down_and_200_again_after(server, an
                          api.get("/auth/v1/user", token=session["access_token"])):
             assert response.status_code == 503, (response.request.url, response.status_code, response.text)
             assert response.headers.get("Retry-After"), response.request.url
-        metrics = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+        metrics = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
         assert 'pricesvc_database_errors_total{kind="unavailable"}' in metrics
     finally:
         start_pg()

@@ -59,7 +59,7 @@ def test_a_request_that_waits_too_long_for_a_database_worker_gets_503_pgrst003_w
 
 
 def workers_gauge(server) -> int:
-    text = requests.get(server.url + "/metrics", timeout=REQUEST_TIMEOUT).text
+    text = requests.get(server.admin_url + "/metrics", timeout=REQUEST_TIMEOUT).text
     values = [line.split()[1] for line in text.splitlines() if line.startswith("pricesvc_database_workers ")]
     assert len(values) == 1, text
     return int(values[0])

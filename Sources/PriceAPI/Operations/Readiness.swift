@@ -1,4 +1,5 @@
 import PriceDB
+import PriceHTTP
 
 /// `/readyz` is ready when every migration this build ships is applied with the same checksum.
 public struct Readiness: Sendable {
@@ -14,5 +15,36 @@ public struct Readiness: Sendable {
         if let name = status.pending.first { return "migration \(name) is not applied; run pricesvc migrate" }
         if let name = status.changed.first { return "migration \(name) differs from the applied one; run pricesvc migrate" }
         return nil
+    }
+}
+
+/// The public `/readyz`: anyone may call it, with no key and no limit, so it may start at most one
+/// database check per `interval` seconds however often it is called; every other call gets the last
+/// answer. The admin listener's `/readyz` checks on every call. Pure: the caller brings the clock.
+struct ReadinessCache: Sendable {
+    enum Lookup: Sendable, Equatable {
+        /// Start a check now (and `store` its answer).
+        case check
+        /// Answer with the last check's answer; nil while the first check is still running.
+        case answer(HTTPResponse?)
+    }
+
+    let interval: Double
+    private var startedAt: Double?
+    private var lastAnswer: HTTPResponse?
+
+    init(interval: Double = 1) {
+        self.interval = interval
+    }
+
+    mutating func lookup(now: Double) -> Lookup {
+        // A clock that went backwards starts a check rather than trusting the old time.
+        if let startedAt, now >= startedAt, now - startedAt < interval { return .answer(lastAnswer) }
+        startedAt = now
+        return .check
+    }
+
+    mutating func store(_ answer: HTTPResponse) {
+        lastAnswer = answer
     }
 }

@@ -18,6 +18,7 @@ public final class ServiceMetrics: Sendable {
     private let readsOnReplica = AtomicCounter()
     private let readsOnPrimary = AtomicCounter()
     private let replicaFallbacks = AtomicCounter()
+    private let readinessChecks = AtomicCounter()
     private let databaseErrors: [AtomicCounter]
     private let clientErrors: [AtomicCounter]
     private let databaseWorkers: Int
@@ -40,6 +41,11 @@ public final class ServiceMetrics: Sendable {
     /// Server metrics with a row for every route label, "other" for anything else.
     public static func serverMetrics() -> ServerMetrics {
         ServerMetrics(routeLabels: Route.allLabels, fallbackLabel: Route.notFound.label)
+    }
+
+    /// A /readyz check sent to the database (the public one at most once a second).
+    func recordReadinessCheck() {
+        readinessChecks.add()
     }
 
     func recordRateLimited() {
@@ -93,6 +99,9 @@ public final class ServiceMetrics: Sendable {
         Self.family(&out, "pricesvc_database_client_errors_total", .counter,
                     "Requests the database refused as the client's mistake (answered 4xx), by SQLSTATE class.",
                     Self.nonZero(Self.sqlStateClasses, clientErrors, label: "class"))
+        Self.family(&out, "pricesvc_readiness_checks_total", .counter,
+                    "Readiness checks sent to the database (public /readyz: at most one a second).",
+                    [("", readinessChecks.current)])
         let pool = self.pool()
         Self.family(&out, "pricesvc_db_pool_connections", .gauge, "Database pool connections by state.",
                     [("state=\"in_use\"", pool.inUse), ("state=\"idle\"", pool.idle)])

@@ -90,8 +90,6 @@ public enum OpenAPIDocument {
                           (503, ["description": "not ready", "headers": ["Retry-After": ref("headers", "RetryAfter")],
                                  "content": ["application/json": ["schema": ["type": "object"]]]]),
                       ]),
-            Operation(method: "get", path: "/metrics", operationId: "metrics", summary: "Prometheus metrics", security: .none,
-                      responses: [(200, ["description": "Prometheus text exposition format", "content": ["text/plain": ["schema": ["type": "string"]]]])]),
         ]
     }
 

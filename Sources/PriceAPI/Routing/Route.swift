@@ -2,6 +2,7 @@
 enum Route: Sendable, Equatable {
     case health
     case ready
+    /// Only on the admin listener (`OperationsApplication`); the public router never returns it.
     case metrics
     case openAPI
     case submitReports
@@ -68,7 +69,7 @@ enum RPCFunction: String, Sendable, CaseIterable {
 /// and CORS preflights are made from. The OpenAPI document lists the same methods (a unit test
 /// holds them together); HEAD is served wherever GET is, and OPTIONS everywhere.
 enum Resource: Sendable, Equatable {
-    case health, ready, metrics, openAPI, reports, rpc(String), signUp, signUpChallenge, token, logout, user
+    case health, ready, openAPI, reports, rpc(String), signUp, signUpChallenge, token, logout, user
 
     init?(path: String) {
         var trimmed = Substring(path)
@@ -76,7 +77,6 @@ enum Resource: Sendable, Equatable {
         switch trimmed {
         case "/healthz": self = .health
         case "/readyz": self = .ready
-        case "/metrics": self = .metrics
         case "/rest/v1", "/rest/v1/": self = .openAPI
         case "/rest/v1/price_reports": self = .reports
         case "/auth/v1/signup": self = .signUp
@@ -95,7 +95,7 @@ enum Resource: Sendable, Equatable {
     /// The methods documented for this path.
     var methods: [String] {
         switch self {
-        case .health, .ready, .metrics, .openAPI, .signUpChallenge, .user: return ["GET"]
+        case .health, .ready, .openAPI, .signUpChallenge, .user: return ["GET"]
         case .reports: return ["GET", "POST", "PUT", "PATCH", "DELETE"]
         case .rpc: return ["GET", "POST"]
         case .signUp, .token, .logout: return ["POST"]
@@ -116,7 +116,6 @@ enum Resource: Sendable, Equatable {
         switch self {
         case .health: return .health
         case .ready: return .ready
-        case .metrics: return .metrics
         case .openAPI: return .openAPI
         case .reports: return verb == "POST" ? .submitReports : .reportsDenied
         case .rpc(let name): return .rpc(name)

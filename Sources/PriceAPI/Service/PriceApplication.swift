@@ -43,6 +43,12 @@ public struct PriceApplication: HTTPApplication {
         return (decision.route.label, response.adding(corsHeaders(request, decision.route)))
     }
 
+    public func malformedRequest(_ request: HTTPRequest, reason: String) -> (label: String, response: HTTPResponse) {
+        let decision = service.malformedRequest(request, reason: reason)
+        guard case .answer(let response) = decision.outcome else { preconditionFailure("400 needs no database") }
+        return (decision.route.label, response.adding(corsHeaders(request, decision.route)))
+    }
+
     /// Every answer, errors included, carries the CORS headers, or a browser would hide the error
     /// from the page; a preflight's answer already has its own.
     private func corsHeaders(_ request: HTTPRequest, _ route: Route) -> [(String, String)] {

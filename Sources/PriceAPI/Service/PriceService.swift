@@ -3,6 +3,7 @@ import Foundation
 import PriceDB
 import PriceHTTP
 import PriceJSON
+import Synchronization
 
 /// The service core: what to do with a request, decided once where it arrives. Route, per-IP
 /// limit, apikey, caller identity, body parsing and validation all happen in `decide`; what is left
@@ -22,6 +23,8 @@ public final class PriceService: Sendable {
     let rateLimiter: RateLimiter
     let metrics: ServiceMetrics
     let readiness: Readiness
+    /// The public /readyz's last answer (at most one database check a second).
+    let readinessCache = Mutex(ReadinessCache())
     let clock: @Sendable () -> Double
 
     public init(settings: ServiceSettings, issuer: TokenIssuer, verifier: TokenVerifier,
@@ -56,6 +59,17 @@ public final class PriceService: Sendable {
         return Decision(route: route, outcome: .answer(error.response))
     }
 
+    /// The 400 for a request whose framing the server refuses (it closes the connection after it).
+    func malformedRequest(_ request: HTTPRequest, reason: String) -> Decision {
+        let route = Router.route(method: request.method, path: request.path)
+        let message = "Malformed request: \(reason)"
+        let error = route.isAuthRoute
+            ? APIError.auth(400, "bad_request", message)
+            : APIError.badRequest("PGRST400", message,
+                                  hint: "Send one Content-Length or Transfer-Encoding: chunked, never both, and no space before a header's colon")
+        return Decision(route: route, outcome: .answer(error.response))
+    }
+
     /// The answer for a request whose plan waited too long for a database worker.
     func overloaded(_ route: Route) -> HTTPResponse {
         let error = route.isAuthRoute
@@ -71,10 +85,11 @@ public final class PriceService: Sendable {
         case .health:
             return .answer(.json(200, "{\"status\":\"ok\"}"))
         case .ready:
-            return .database(readinessPlan())
+            return cachedReadiness()
         case .metrics:
-            return .answer(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                        body: Array(metrics.render().utf8)))
+            // Served on the admin listener only (OperationsApplication): per-route counters show who
+            // does what, live.
+            return .answer(APIError.notFound.response)
         case .notFound:
             return .answer(APIError.notFound.response)
         case .methodNotAllowed(let allow):
@@ -141,9 +156,27 @@ public final class PriceService: Sendable {
 
     // MARK: readiness
 
-    private func readinessPlan() -> DatabasePlan {
+    /// The public /readyz: the last answer, unless a second has passed since the last check began.
+    private func cachedReadiness() -> Decision.Outcome {
+        switch readinessCache.withLock({ $0.lookup(now: clock()) }) {
+        case .answer(let last):
+            return .answer(last ?? .json(503, "{\"status\":\"not ready\",\"reason\":\"first check in progress\"}",
+                                         headers: [("Retry-After", "1")]))
+        case .check:
+            let plan = readinessPlan()
+            return .database(DatabasePlan(plan.queries, readOnly: true) { [self] outcome in
+                let response = plan.answer(outcome)
+                readinessCache.withLock { $0.store(response) }
+                return response
+            })
+        }
+    }
+
+    /// One database check: reachable, and every shipped migration applied.
+    func readinessPlan() -> DatabasePlan {
         let readiness = self.readiness
         let retryAfter = settings.unavailableRetryAfter
+        metrics.recordReadinessCheck()
         return DatabasePlan([.prepared(Statements.appliedMigrations, [])], readOnly: true) { outcome in
             guard case .success(let results) = outcome else {
                 return .json(503, "{\"status\":\"not ready\",\"reason\":\"database unreachable\"}",

@@ -20,6 +20,8 @@ public final class ServerMetrics: Sendable {
     /// Per route row: one counter per latency bucket, then the count and the sum in nanoseconds.
     private let latency: [AtomicCounter]
     private static var latencyWidth: Int { latencyBuckets.count + 2 }
+    private let connectionsRefused = AtomicCounter()
+    private let deadlineCutOffs = AtomicCounter()
 
     /// - Parameters:
     ///   - routeLabels: every label a request can be recorded under, in the order /metrics lists them.
@@ -43,6 +45,16 @@ public final class ServerMetrics: Sendable {
         }
         latency[base + Self.latencyBuckets.count].add()
         latency[base + Self.latencyBuckets.count + 1].add(Int(seconds * 1e9))
+    }
+
+    /// A connection refused at accept because its client network holds its share already.
+    func recordConnectionRefused() {
+        connectionsRefused.add()
+    }
+
+    /// Connections closed because their request head or body was not in by its deadline.
+    func recordDeadlineCutOff(_ count: Int) {
+        deadlineCutOffs.add(count)
     }
 
     /// The server's part of the Prometheus text exposition. Counters are read one by one, so a scrape
@@ -78,6 +90,12 @@ public final class ServerMetrics: Sendable {
             out += "pricesvc_http_request_duration_seconds_sum{route=\"\(route)\"} \(sum)\n"
             out += "pricesvc_http_request_duration_seconds_count{route=\"\(route)\"} \(total)\n"
         }
+        out += "# HELP pricesvc_http_connections_refused_total Connections refused at accept: the client network held its limit.\n"
+        out += "# TYPE pricesvc_http_connections_refused_total counter\n"
+        out += "pricesvc_http_connections_refused_total \(connectionsRefused.current)\n"
+        out += "# HELP pricesvc_http_receive_deadline_closed_total Connections closed because a request head or body was not in by its deadline.\n"
+        out += "# TYPE pricesvc_http_receive_deadline_closed_total counter\n"
+        out += "pricesvc_http_receive_deadline_closed_total \(deadlineCutOffs.current)\n"
         return out
     }
 }

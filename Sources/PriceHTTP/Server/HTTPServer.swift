@@ -16,8 +16,17 @@ public final class HTTPServer: @unchecked Sendable {
         public var host = "127.0.0.1"
         public var port: UInt16 = 8080
         public var maxConnections = 512
-        public var maxConnectionsPerIP = 128
+        /// Open connections per client network (an IPv4 address, an IPv6 network of `ipv6Prefix`
+        /// bits); trusted proxies are exempt. Low enough that a few networks cannot fill
+        /// `maxConnections`.
+        public var maxConnectionsPerIP = 32
+        /// Idle timeout (libmicrohttpd's: every byte restarts it); the receive deadlines below do not.
         public var connectionTimeoutSeconds = 30
+        /// Seconds a connection has to deliver a complete request head, from accept or from the end of
+        /// its previous request (so also how long an idle kept-alive connection stays open).
+        public var requestHeadTimeoutSeconds = 10
+        /// Seconds a request has to deliver its body once its head is in.
+        public var requestBodyTimeoutSeconds = 20
         /// Per-connection memory for the request line and headers.
         public var connectionMemoryBytes = 16 * 1024
         public var threadStackBytes = 256 * 1024
@@ -55,6 +64,7 @@ public final class HTTPServer: @unchecked Sendable {
     let requestCounter = Atomic<UInt64>(0)
     let requestIDPrefix: String
     let workers: WorkerThreads
+    let connections: ConnectionGuard
 
     /// - Parameter metrics: where every answered request is counted; the application renders it on /metrics.
     public init(configuration: Configuration, application: any HTTPApplication, metrics: ServerMetrics) {
@@ -67,6 +77,11 @@ public final class HTTPServer: @unchecked Sendable {
         self.workers = WorkerThreads(count: configuration.databaseWorkers,
                                        queueTimeout: configuration.workerQueueTimeout,
                                        stackSize: configuration.threadStackBytes)
+        self.connections = ConnectionGuard(
+            perNetworkLimit: configuration.maxConnectionsPerIP, ipv6Prefix: configuration.ipv6Prefix,
+            deadlines: ReceiveDeadlines(headSeconds: configuration.requestHeadTimeoutSeconds,
+                                        bodySeconds: configuration.requestBodyTimeoutSeconds),
+            metrics: metrics)
     }
 
     /// The port actually bound (differs from the configured one when that was 0).
@@ -87,9 +102,11 @@ public final class HTTPServer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                cmhd_start_daemon(flags, socketAddress, HTTPServer.accessHandler, context,
+                cmhd_start_daemon(flags, socketAddress, HTTPServer.acceptPolicy, context,
+                                  HTTPServer.accessHandler, context,
                                   HTTPServer.completedHandler, context,
-                                  UInt32(configuration.maxConnections), UInt32(configuration.maxConnectionsPerIP),
+                                  HTTPServer.connectionNotification, context,
+                                  UInt32(configuration.maxConnections),
                                   UInt32(configuration.connectionTimeoutSeconds),
                                   configuration.connectionMemoryBytes, configuration.threadStackBytes,
                                   UInt32(configuration.listenBacklog), UInt32(configuration.eventThreads))
@@ -101,6 +118,7 @@ public final class HTTPServer: @unchecked Sendable {
             throw StartError(description: "cannot listen on \(configuration.host):\(configuration.port) (address in use or not permitted)")
         }
         daemonLock.withLock { daemon = started }
+        connections.startWatchdog()
     }
 
     /// Stops accepting, lets in-flight requests finish for at most `grace` seconds, then drains and
@@ -118,6 +136,7 @@ public final class HTTPServer: @unchecked Sendable {
         waitForInFlight(until: Date().addingTimeInterval(1))
         daemonLock.withLock { daemon = nil }
         MHD_stop_daemon(running)
+        connections.stopWatchdog()
     }
 
     private func waitForInFlight(until deadline: Date) {
@@ -144,6 +163,8 @@ struct SuspendedConnection: @unchecked Sendable {
 final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
     var lifecycle: RequestLifecycle
+    /// Every header field as libmicrohttpd parsed it (names lower-cased), for `RequestFraming`.
+    var fields: [(String, String)] = []
     let startedAt: ContinuousClock.Instant
     /// The application's label for metrics and the log, known once it decided.
     var label = ""
@@ -166,6 +187,7 @@ extension HTTPServer {
 
         let state: RequestState
         let action: RequestLifecycle.Action
+        let record = HTTPServer.record(of: connection)
         if let existing = requestContext.pointee {
             state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
             if uploadSize.pointee > 0 {
@@ -179,7 +201,11 @@ extension HTTPServer {
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             server.inFlight.add(1, ordering: .relaxed)
             action = state.lifecycle.headersReceived()
+            // The head is in: from now on the body's deadline applies.
+            if action == .wait, let record { server.connections.headReceived(record) }
         }
+        // Received in full (or answered): the rest is the server's own time.
+        if action != .wait, let record { server.connections.bodyReceived(record) }
         return server.perform(action, state, connection)
     }
 
@@ -190,6 +216,11 @@ extension HTTPServer {
         case .answerTooLarge:
             let (label, response) = application.payloadTooLarge(state.request)
             state.label = label
+            return queue(response, state, on: connection)
+        case .answerMalformed:
+            var (label, response) = application.malformedRequest(state.request, reason: state.lifecycle.framingProblem ?? "")
+            state.label = label
+            response.headers.append(("Connection", "close"))
             return queue(response, state, on: connection)
         case .decide:
             state.request.body = state.lifecycle.body.bytes
@@ -228,9 +259,11 @@ extension HTTPServer {
         return accepted ? CMHD_YES : queue(expired(), state, on: connection)
     }
 
-    static let completedHandler: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+    static let completedHandler: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
         guard let cls, let requestContext, let existing = requestContext.pointee else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        // A kept-alive connection now waits for its next request head, under the head deadline.
+        if let connection, let record = HTTPServer.record(of: connection) { server.connections.requestCompleted(record) }
         Unmanaged<RequestState>.fromOpaque(existing).release()
         requestContext.pointee = nil
         server.inFlight.subtract(1, ordering: .relaxed)
@@ -239,8 +272,47 @@ extension HTTPServer {
     private static let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return CMHD_YES }
         let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
-        state.request.headers[asciiLowercased(key)] = value.map { String(cString: $0) } ?? ""
+        let text = value.map { String(cString: $0) } ?? ""
+        // Lower-casing keeps every byte that matters to the framing (whitespace, non-token bytes).
+        let name = asciiLowercased(key)
+        state.request.headers[name] = text
+        state.fields.append((name, text))
         return CMHD_YES
+    }
+
+    /// libmicrohttpd's accept policy: the per-network connection limit (trusted proxies are exempt:
+    /// every client behind them shares their address).
+    static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+        guard let cls else { return CMHD_NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard cmhd_address_text(address, &buffer, buffer.count) == 0 else { return CMHD_YES }
+        let peer = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        if server.configuration.trustedProxies.contains(peer) { return CMHD_YES }
+        return server.connections.admits(peer: peer) ? CMHD_YES : CMHD_NO
+    }
+
+    /// Connection opened: its record (network, socket, deadline) lives in libmicrohttpd's socket
+    /// context until the connection is closed.
+    static let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+        guard let cls, let connection, let socketContext else { return }
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        if code == CMHD_CONNECTION_NOTIFY_STARTED {
+            var buffer = [CChar](repeating: 0, count: 64)
+            let peer = cmhd_client_ip(connection, &buffer, buffer.count) == 0
+                ? buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
+            let record = server.connections.opened(peer: peer, socket: cmhd_connection_socket(connection))
+            socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        } else if let opaque = socketContext.pointee {
+            let record = Unmanaged<ConnectionRecord>.fromOpaque(opaque)
+            server.connections.closed(record.takeUnretainedValue())
+            record.release()
+            socketContext.pointee = nil
+        }
+    }
+
+    static func record(of connection: OpaquePointer) -> ConnectionRecord? {
+        cmhd_socket_context(connection).map { Unmanaged<ConnectionRecord>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Query arguments with their decoded lengths: a `%00` in a value stays in it (and is refused
@@ -271,8 +343,14 @@ extension HTTPServer {
         if let incoming = state.request.headers["x-request-id"], RequestID.isWellFormed(incoming) {
             state.request.requestID = incoming
         }
-        let declared = state.request.headers["content-length"].flatMap { Int($0) }
-        state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes, declaredLength: declared))
+        // The framing decides the length the 413 check compares, the same one libmicrohttpd reads
+        // (any framing two parsers could read differently is refused).
+        let framing = RequestFraming.decide(state.fields)
+        var problem: String?
+        if case .invalid(let reason) = framing { problem = reason }
+        state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes,
+                                                             declaredLength: framing.declaredLength),
+                                           framingProblem: problem)
         return state
     }
 

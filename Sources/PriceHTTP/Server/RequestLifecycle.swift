@@ -8,6 +8,8 @@ struct RequestLifecycle: Sendable, Equatable {
         case wait
         /// Queue the 413 answer now.
         case answerTooLarge
+        /// The framing is ambiguous (`RequestFraming.invalid`): queue a 400 and close the connection.
+        case answerMalformed
         /// The body is complete: ask the application for its decision (then call `decided`).
         case decide
         /// Queue the application's answer on this thread.
@@ -21,16 +23,21 @@ struct RequestLifecycle: Sendable, Equatable {
     private enum Phase: Sendable, Equatable { case receiving, deciding, handedOff, answered }
 
     private(set) var body: RequestBody
+    /// Why the request's framing is refused, when it is.
+    let framingProblem: String?
     private var phase = Phase.receiving
 
-    init(body: RequestBody) {
+    init(body: RequestBody, framingProblem: String? = nil) {
         self.body = body
+        self.framingProblem = framingProblem
     }
 
-    /// First call: headers only. Answering here would force `Connection: close`, so only a declared
-    /// body over the limit is answered at once.
+    /// First call: headers only. Answering here would force `Connection: close`, so only a request
+    /// whose framing is refused (where closing is the point) or a declared body over the limit is
+    /// answered at once.
     mutating func headersReceived() -> Action {
-        body.isTooLarge ? answer(.answerTooLarge) : .wait
+        if framingProblem != nil { return answer(.answerMalformed) }
+        return body.isTooLarge ? answer(.answerTooLarge) : .wait
     }
 
     mutating func received(_ chunk: UnsafeRawBufferPointer) -> Action {
