@@ -160,31 +160,9 @@ begin
 end
 $$;
 
--- Analyst sessions are bounded: a statement runs at most this long, and spills at most this much to
--- temporary files. Role defaults apply at login, to the login role only, so they are set on
--- price_analyst and on every login that is an analyst (a member of price_analyst, directly or not).
--- An analyst may lower statement_timeout or lift it (a user setting); temp_file_limit only a superuser
--- can change.
-do $$
-declare
-    analyst record;
-    setting pg_catalog.text;
-begin
-    for analyst in select r.oid, r.rolname from pg_catalog.pg_roles r
-                   where r.rolname = 'price_analyst'
-                      or (r.rolcanlogin and not r.rolsuper and r.rolname <> 'authenticator'
-                          and pg_catalog.pg_has_role(r.oid, 'price_analyst', 'member')) loop
-        foreach setting in array array['statement_timeout=60s', 'temp_file_limit=512MB'] loop
-            if not exists (select from pg_catalog.pg_db_role_setting s
-                           where s.setrole = analyst.oid and s.setdatabase = 0
-                             and setting = any (s.setconfig)) then
-                execute pg_catalog.format('alter role %I set %s = %L', analyst.rolname,
-                                          pg_catalog.split_part(setting, '=', 1), pg_catalog.split_part(setting, '=', 2));
-            end if;
-        end loop;
-    end loop;
-end
-$$;
+-- Analyst sessions are bounded (statement_timeout, temp_file_limit: limits.sql), on price_analyst and on
+-- every analyst login that exists now; docs/operations.md says how a new one gets them.
+select private.limit_analyst_sessions();
 
 -- pricesvc_meta: authenticator reads the applied migrations for /readyz through one function.
 revoke all on schema pricesvc_meta from public;
