@@ -120,8 +120,9 @@ grant execute on function pg_catalog.pg_try_advisory_xact_lock(integer, integer)
 -- Statistics are a side channel into the median store: whether a probe inserted a row into
 -- median_prices (a price new to its group) or updated one shows in n_tup_ins, the pg_stat_get_*
 -- functions, a table's or index's size and the WAL position, and about (bands + 64) probes by aged
--- sybils find a lone reporter's price (issue 19, reproduction 7). Every client role and analysts lose
--- them; pricesvc_monitor (with pg_monitor) keeps them for monitoring. What remains is in
+-- sybils find a lone reporter's price (issue 19, reproduction 7). pg_locks shows the median store's
+-- fold locks, keyed by location: which location was just reported at. Every client role and analysts
+-- lose them; pricesvc_monitor (with pg_monitor) keeps them for monitoring. What remains is in
 -- docs/threat-model.md (pg_class.reltuples, EXPLAIN (ANALYZE, BUFFERS)).
 do $$
 declare
@@ -129,7 +130,7 @@ declare
 begin
     for object_name in select c.oid::pg_catalog.regclass::pg_catalog.text from pg_catalog.pg_class c
                        where c.relnamespace = 'pg_catalog'::pg_catalog.regnamespace and c.relkind = 'v'
-                         and c.relname ~ '^pg_stat(io)?_' loop
+                         and (c.relname ~ '^pg_stat(io)?_' or c.relname = 'pg_locks') loop
         execute pg_catalog.format('revoke all on %s from public', object_name);
         execute pg_catalog.format('grant select on %s to pricesvc_monitor', object_name);
     end loop;
@@ -138,6 +139,7 @@ begin
                          and (p.proname ~ '^pg_stat_(get_|have_stats$|clear_snapshot$|force_next_flush$)'
                               or p.proname ~ '^pg_(current|last)_wal_'
                               or p.proname ~ '^pg_control_'
+                              or p.proname in ('pg_lock_status', 'pg_blocking_pids', 'pg_safe_snapshot_blocking_pids')
                               or p.proname in ('pg_relation_size', 'pg_table_size', 'pg_indexes_size',
                                                'pg_total_relation_size', 'pg_database_size', 'pg_tablespace_size')) loop
         execute pg_catalog.format('revoke execute on function %s from public', object_name);

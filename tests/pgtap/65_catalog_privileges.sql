@@ -6,7 +6,7 @@
 -- logins carry a statement_timeout and a temp_file_limit.
 begin;
 \ir _helpers.psql
-select plan(34);
+select plan(36);
 
 select 'private.median_prices'::regclass::oid as prices_oid \gset
 
@@ -26,6 +26,7 @@ begin
         format('select pg_catalog.pg_relation_size(%s)', prices),
         format('select pg_catalog.pg_total_relation_size(%s)', prices),
         'select pg_catalog.pg_current_wal_insert_lsn()',
+        'select count(*) from pg_catalog.pg_locks',
         $q$select pg_catalog.lo_from_bytea(0, '\x00')$q$,
         'select pg_catalog.lo_create(0)',
         'select pg_catalog.lo_creat(-1)'] loop
@@ -40,9 +41,10 @@ select tap.denied('authenticator');
 
 -- The whole class, not just the probes above: nothing of it is left to PUBLIC.
 select is_empty($$select c.relname from pg_catalog.pg_class c
-                  where c.relnamespace = 'pg_catalog'::regnamespace and c.relkind = 'v' and c.relname ~ '^pg_stat(io)?_'
+                  where c.relnamespace = 'pg_catalog'::regnamespace and c.relkind = 'v'
+                    and (c.relname ~ '^pg_stat(io)?_' or c.relname = 'pg_locks')
                     and exists (select from aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a where a.grantee = 0)$$,
-                'no pg_stat_* or pg_statio_* view is readable by PUBLIC');
+                'no pg_stat_*, pg_statio_* view, nor pg_locks, is readable by PUBLIC');
 select is_empty($$select p.oid::regprocedure from pg_catalog.pg_proc p
                   where p.pronamespace = 'pg_catalog'::regnamespace
                     and (p.proname ~ '^pg_stat_get_' or p.proname ~ '^lo_' or p.proname in ('loread', 'lowrite')
