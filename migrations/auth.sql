@@ -409,16 +409,25 @@ create or replace function auth.get_user(user_id uuid, session_id uuid)
 
 -- Housekeeping: sessions revoked or idle (not refreshed) for longer than older_than, refresh tokens
 -- rotated or revoked that long ago or belonging to those sessions, and anonymous users left with no
--- session. Price reports are never touched: they keep their reporter id for the cap and the threshold.
+-- session. Price reports are never touched: they keep their reporter id for the cap and the threshold,
+-- and when their reporter matures (reporter_matures_at).
+-- older_than is at least the reporter maturity plus the median fold margin, so no identity young enough
+-- to matter to a median is ever removed (issue 19, reproduction 6: `--older-than 1s` once made pruned
+-- sybils count at once).
 create or replace function auth.prune(older_than interval)
     returns table(sessions bigint, refresh_tokens bigint, users bigint)
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
+    youngest_prunable constant pg_catalog.interval := private.reporter_maturity() + private.median_fold_margin();
     cutoff pg_catalog.timestamptz;
 begin
-    if older_than is null or older_than < interval '0' then
-        raise exception using errcode = '22023', message = 'older_than must be a non-negative interval';
+    if older_than is null or older_than < youngest_prunable then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('older_than must be at least %s (reporter maturity %s plus the median fold margin %s), got %s',
+                                        youngest_prunable, private.reporter_maturity(), private.median_fold_margin(),
+                                        coalesce(older_than::pg_catalog.text, 'null')),
+            hint = 'younger identities are kept: they must still count as young';
     end if;
     cutoff := pg_catalog.now() - older_than;
 

@@ -35,3 +35,44 @@ begin
 end
 $$;
 revoke all on function private.take_rate_limit_token(text, bytea, integer, double precision, text) from public;
+
+-- What an analyst session may spend: a statement runs at most this long, and spills at most this much
+-- to temporary files (issue 19). name=value, as pg_db_role_setting stores a role default.
+create or replace function private.analyst_session_limits() returns text[]
+    language sql immutable parallel safe
+    return array['statement_timeout=60s', 'temp_file_limit=512MB'];
+revoke all on function private.analyst_session_limits() from public;
+
+-- Sets analyst_session_limits() as role defaults on price_analyst and on every login that is an analyst
+-- (a member of price_analyst, directly or not): a role default applies at login, to the login role
+-- only, never through membership or SET ROLE. Returns the roles it changed. An analyst may still lower
+-- or lift statement_timeout in a session (a user setting); temp_file_limit only a superuser can change,
+-- which is also who must run this (policies.sql, on every migration that applies it).
+create or replace function private.limit_analyst_sessions() returns text[]
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    analyst record;
+    setting pg_catalog.text;
+    changed pg_catalog.text[] := '{}';
+begin
+    for analyst in select r.oid, r.rolname from pg_catalog.pg_roles r
+                   where r.rolname = 'price_analyst'
+                      or (r.rolcanlogin and not r.rolsuper and r.rolname <> 'authenticator'
+                          and pg_catalog.pg_has_role(r.oid, 'price_analyst', 'member'))
+                   order by r.rolname loop
+        foreach setting in array private.analyst_session_limits() loop
+            -- Altered only when it differs: roles are cluster-wide, shared with other databases' migrations.
+            if not exists (select from pg_catalog.pg_db_role_setting s
+                           where s.setrole = analyst.oid and s.setdatabase = 0
+                             and setting = any (s.setconfig)) then
+                execute pg_catalog.format('alter role %I set %s = %L', analyst.rolname,
+                                          pg_catalog.split_part(setting, '=', 1), pg_catalog.split_part(setting, '=', 2));
+                changed := changed || analyst.rolname::pg_catalog.text;
+            end if;
+        end loop;
+    end loop;
+    return array(select distinct c from pg_catalog.unnest(changed) c order by c);
+end
+$$;
+revoke all on function private.limit_analyst_sessions() from public;

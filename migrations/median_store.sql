@@ -7,7 +7,11 @@
 -- result depends on when the last fold happened; only the number of rows a reader corrects with does.
 -- Inserts keep it incrementally (median_enqueue); UPDATE, DELETE and TRUNCATE (maintenance by the owner,
 -- test fixtures) rebuild the groups they touched; a bulk load with session_replication_role = replica
--- skips every trigger and must call private.median_rebuild() before it commits.
+-- skips every trigger, so it names each row's reporter_matures_at itself and must call
+-- private.median_rebuild() before it commits.
+--
+-- Maturity is the report's reporter_matures_at (set on admission, reports.sql), never auth.users: an
+-- identity pruned since counts exactly as it did while it existed.
 
 -- Adds reporters per (currency, price) to a group's two histograms, deltas positive or negative; drops
 -- the rows that reach zero.
@@ -59,8 +63,6 @@ as $$
 declare
     folded_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
     cutoff constant pg_catalog.timestamptz := folded_at - private.report_window();
-    -- Reporters mature at folded_at - margin: identities created before this.
-    born_before constant pg_catalog.timestamptz := folded_at - private.median_fold_margin() - private.reporter_maturity();
     expired_through pg_catalog.timestamptz;
     taken private.median_queue[];
     currencies text[];
@@ -102,13 +104,12 @@ begin
         perform private.median_histogram_add(median_fold.location_id, median_fold.rate_kind, currencies, prices, deltas);
     end if;
 
-    -- Queued reports of mature reporters are taken in. matures_at only narrows the scan; maturity is
-    -- checked against auth.users here, as readers check it.
+    -- Queued reports of reporters mature by the margin are taken in: matures_at is the report's
+    -- reporter_matures_at, the one definition of maturity readers use too.
     with moved as (
         delete from private.median_queue q
         where q.location_id = median_fold.location_id and q.rate_kind = median_fold.rate_kind
           and q.matures_at <= folded_at - private.median_fold_margin()
-          and not exists (select from auth.users u where u.id = q.reporter_id and u.created_at > born_before)
         returning q
     )
     select pg_catalog.array_agg(m.q) into taken from moved m;
@@ -175,7 +176,8 @@ as $$
 declare
     rebuilt_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
     cutoff constant pg_catalog.timestamptz := rebuilt_at - private.report_window();
-    born_before constant pg_catalog.timestamptz := rebuilt_at - private.median_fold_margin() - private.reporter_maturity();
+    -- Reports whose reporter matured by this are folded; the others wait in the queue.
+    mature_by constant pg_catalog.timestamptz := rebuilt_at - private.median_fold_margin();
     width constant integer := private.median_band_cents();
 begin
     lock table private.median_queue in exclusive mode;
@@ -195,10 +197,10 @@ begin
     insert into private.median_queue (report_id, location_id, rate_kind, reporter_id, currency, price_cents,
                                       created_at, matures_at)
     select r.id, r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at,
-           u.created_at + private.reporter_maturity()
-    from public.price_reports r join auth.users u on u.id = r.reporter_id
+           r.reporter_matures_at
+    from public.price_reports r
     where (location_ids is null or r.location_id = any (location_ids))
-      and u.created_at > born_before;
+      and r.reporter_matures_at > mature_by;
 
     insert into private.median_groups (location_id, rate_kind, expired_through)
     select distinct r.location_id, r.rate_kind, cutoff
@@ -210,7 +212,7 @@ begin
     from public.price_reports r
     where (location_ids is null or r.location_id = any (location_ids))
       and r.created_at > cutoff
-      and not exists (select from auth.users u where u.id = r.reporter_id and u.created_at > born_before)
+      and r.reporter_matures_at <= mature_by
     group by r.location_id, r.rate_kind, r.currency;
 
     insert into private.median_latest (location_id, rate_kind, reporter_id, currency, price_cents, created_at,
@@ -219,7 +221,7 @@ begin
            r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at, r.id, r.created_at > cutoff
     from public.price_reports r
     where (location_ids is null or r.location_id = any (location_ids))
-      and not exists (select from auth.users u where u.id = r.reporter_id and u.created_at > born_before)
+      and r.reporter_matures_at <= mature_by
     order by r.location_id, r.rate_kind, r.reporter_id, r.created_at desc, r.id desc;
 
     insert into private.median_prices (location_id, rate_kind, currency, price_cents, reporters)
@@ -253,14 +255,11 @@ revoke all on function private.median_try_lock_group(text, text) from public;
 create or replace function private.median_enqueue() returns trigger
     language plpgsql volatile security definer set search_path = ''
 as $$
-declare
-    matures_at pg_catalog.timestamptz;
 begin
-    select u.created_at + private.reporter_maturity() into matures_at from auth.users u where u.id = new.reporter_id;
     insert into private.median_queue (report_id, location_id, rate_kind, reporter_id, currency, price_cents,
                                       created_at, matures_at)
     values (new.id, new.location_id, new.rate_kind, new.reporter_id, new.currency, new.price_cents, new.created_at,
-            coalesce(matures_at, '-infinity'));
+            new.reporter_matures_at);
     if new.id % private.median_fold_every() = 0 and private.median_try_lock_group(new.location_id, new.rate_kind) then
         perform private.median_fold(new.location_id, new.rate_kind);
     end if;

@@ -42,7 +42,10 @@ revoke all on function private.median_queued(text, text) from public;
 -- What leaves here must not give one person away:
 -- - Only mature reporters count (identity older than reporter_maturity()): a median, its `reporters`
 --   and `reports` ignore reports from identities made on the spot, so sybils cannot complete a
---   threshold around one victim's report. A reporter with no auth.users row was pruned, hence old.
+--   threshold around one victim's report. When a reporter matures is part of each report
+--   (reporter_matures_at, fixed on admission): pruning the identity changes nothing.
+-- - Each location counts once, however often location_ids names it: a repeated id would otherwise add
+--   the folded histograms once per repeat (issue 19, reproduction 2).
 -- - Time is coarse: last_reported_at is truncated to the hour, and `since` to the start of its UTC
 --   day, so bisecting on time cannot single out one report.
 --
@@ -63,7 +66,6 @@ declare
     cutoff constant pg_catalog.timestamptz := greatest(
         pg_catalog.timezone('UTC', pg_catalog.date_trunc('day', pg_catalog.timezone('UTC', report_medians.since))),
         window_start);
-    matured_before constant pg_catalog.timestamptz := now_at - private.reporter_maturity();
     kinds constant pg_catalog.text[] := case when report_medians.rate_kind is null then private.rate_kinds()
                                              else array[report_medians.rate_kind::pg_catalog.text] end;
     width constant integer := private.median_band_cents();
@@ -74,8 +76,13 @@ begin
             message = pg_catalog.format('too many location_ids: %s, at most %s per call',
                                         pg_catalog.cardinality(locations), private.max_median_locations());
     end if;
+    -- Bounded by what the caller sent, then each location once.
+    if locations is not null then
+        locations := array(select distinct l.location_id from pg_catalog.unnest(locations) l(location_id)
+                           where l.location_id is not null);
+    end if;
     if cutoff > window_start then
-        return query select * from private.report_medians_scanned(locations, kinds, cutoff, matured_before);
+        return query select * from private.report_medians_scanned(locations, kinds, cutoff, now_at);
         return;
     end if;
     if locations is null then
@@ -89,8 +96,7 @@ begin
         from pg_catalog.unnest(locations) l(location_id) cross join pg_catalog.unnest(kinds) k(rate_kind)
     ),
     queued as (
-        select q.*, not exists (select from auth.users u where u.id = q.reporter_id and u.created_at > matured_before)
-                    as mature
+        select q.*, q.matures_at <= now_at as mature
         from groups g
         cross join lateral private.median_queued(g.location_id, g.rate_kind) q
     ),
@@ -133,10 +139,10 @@ begin
         select l.location_id, l.rate_kind, l.currency, l.price_cents, 1
         from groups g
         join private.median_latest l on l.location_id = g.location_id and l.rate_kind = g.rate_kind
+        -- (Folded means mature by the fold margin: mature for this reader too.)
         where not l.counted and l.created_at > cutoff
           and not exists (select from queued_latest ql where ql.location_id = l.location_id
                           and ql.rate_kind = l.rate_kind and ql.reporter_id = l.reporter_id)
-          and not exists (select from auth.users u where u.id = l.reporter_id and u.created_at > matured_before)
     ),
     bands as (
         select b.location_id, b.rate_kind, b.currency, b.band, pg_catalog.sum(b.reporters)::bigint as reporters
@@ -234,10 +240,11 @@ end
 $$;
 revoke all on function private.report_medians(text[], private.rate_kind, timestamptz) from public;
 
--- The same medians computed from the reports themselves, for a window that starts at `cutoff`: what an
--- overview narrowed by `since` needs, which the store (kept for the whole report window) cannot answer.
+-- The same medians computed from the reports themselves, for a window that starts at `cutoff` and the
+-- reporters mature at `mature_at`: what an overview narrowed by `since` needs, which the store (kept for
+-- the whole report window) cannot answer.
 create or replace function private.report_medians_scanned(locations text[], kinds text[], cutoff timestamptz,
-                                                          matured_before timestamptz)
+                                                          mature_at timestamptz)
     returns setof private.median_row
     language plpgsql stable set search_path = ''
 as $$
@@ -253,7 +260,7 @@ begin
         where r.location_id = any (locations)
           and r.rate_kind = any (kinds)
           and r.created_at > cutoff
-          and not exists (select from auth.users u where u.id = r.reporter_id and u.created_at > matured_before)
+          and r.reporter_matures_at <= mature_at
     ),
     latest as (
         select distinct on (w.location_id, w.rate_kind, w.reporter_id) w.location_id, w.rate_kind, w.currency, w.price_cents

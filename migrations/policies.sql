@@ -49,6 +49,18 @@ begin
         alter role authenticated with nologin;
         alter role price_analyst with nologin;
     end if;
+    -- Monitoring: what PUBLIC no longer has in this database (statistics, sizes, WAL positions; see
+    -- "Catalog" below), plus pg_monitor. Grant it to a monitoring login; never to authenticator.
+    if not exists (select from pg_catalog.pg_roles where rolname = 'pricesvc_monitor') then
+        begin
+            create role pricesvc_monitor nologin;
+        exception when duplicate_object or unique_violation then
+            null;
+        end;
+    end if;
+    if not pg_catalog.pg_has_role('pricesvc_monitor', 'pg_monitor', 'member') then
+        grant pg_monitor to pricesvc_monitor;
+    end if;
     -- The service switches to these per request, exactly as PostgREST does.
     if not pg_catalog.pg_has_role('authenticator', 'anon', 'member') then
         grant anon to authenticator;
@@ -99,6 +111,60 @@ $$;
 grant execute on function pg_catalog.pg_advisory_xact_lock(integer, integer) to pricesvc_owner;
 -- The median store's folds (median_store.sql) take their group's lock only when nobody holds it.
 grant execute on function pg_catalog.pg_try_advisory_xact_lock(integer, integer) to pricesvc_owner;
+
+------------------------------------------------------------------------------------------------------
+-- Catalog: statistics, sizes and large objects (privileges on pg_catalog objects are per database:
+-- these hold in this database only, and every role but a superuser is bound by them)
+------------------------------------------------------------------------------------------------------
+
+-- Statistics are a side channel into the median store: whether a probe inserted a row into
+-- median_prices (a price new to its group) or updated one shows in n_tup_ins, the pg_stat_get_*
+-- functions, a table's or index's size and the WAL position, and about (bands + 64) probes by aged
+-- sybils find a lone reporter's price (issue 19, reproduction 7). pg_locks shows the median store's
+-- fold locks, keyed by location: which location was just reported at. Every client role and analysts
+-- lose them; pricesvc_monitor (with pg_monitor) keeps them for monitoring. What remains is in
+-- docs/threat-model.md (pg_class.reltuples, EXPLAIN (ANALYZE, BUFFERS)).
+do $$
+declare
+    object_name pg_catalog.text;
+begin
+    for object_name in select c.oid::pg_catalog.regclass::pg_catalog.text from pg_catalog.pg_class c
+                       where c.relnamespace = 'pg_catalog'::pg_catalog.regnamespace and c.relkind = 'v'
+                         and (c.relname ~ '^pg_stat(io)?_' or c.relname = 'pg_locks') loop
+        execute pg_catalog.format('revoke all on %s from public', object_name);
+        execute pg_catalog.format('grant select on %s to pricesvc_monitor', object_name);
+    end loop;
+    for object_name in select p.oid::pg_catalog.regprocedure::pg_catalog.text from pg_catalog.pg_proc p
+                       where p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace
+                         and (p.proname ~ '^pg_stat_(get_|have_stats$|clear_snapshot$|force_next_flush$)'
+                              or p.proname ~ '^pg_(current|last)_wal_'
+                              or p.proname ~ '^pg_control_'
+                              or p.proname in ('pg_lock_status', 'pg_blocking_pids', 'pg_safe_snapshot_blocking_pids')
+                              or p.proname in ('pg_relation_size', 'pg_table_size', 'pg_indexes_size',
+                                               'pg_total_relation_size', 'pg_database_size', 'pg_tablespace_size')) loop
+        execute pg_catalog.format('revoke execute on function %s from public', object_name);
+        execute pg_catalog.format('grant execute on function %s to pricesvc_monitor', object_name);
+    end loop;
+end
+$$;
+
+-- Large objects are storage outside every table, quota and policy: one lo_from_bytea wrote 34 MB to
+-- pg_largeobject (issue 19, reproduction 8). pricesvc uses none, so nobody but a superuser may.
+do $$
+declare
+    f pg_catalog.regprocedure;
+begin
+    for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+             where p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace
+               and (p.proname ~ '^lo_' or p.proname in ('loread', 'lowrite')) loop
+        execute pg_catalog.format('revoke execute on function %s from public', f);
+    end loop;
+end
+$$;
+
+-- Analyst sessions are bounded (statement_timeout, temp_file_limit: limits.sql), on price_analyst and on
+-- every analyst login that exists now; docs/operations.md says how a new one gets them.
+select private.limit_analyst_sessions();
 
 -- pricesvc_meta: authenticator reads the applied migrations for /readyz through one function.
 revoke all on schema pricesvc_meta from public;

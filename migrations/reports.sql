@@ -45,7 +45,8 @@ end
 $$;
 revoke all on function private.reporter_is_caller(uuid) from public;
 
--- BEFORE INSERT on price_reports: server time, idempotent replays, and the per-reporter sliding cap.
+-- BEFORE INSERT on price_reports: server time, when the reporter matures, idempotent replays, and the
+-- per-reporter sliding cap.
 --
 -- The row's reporter_id is the default's cheap, unverified hint (auth.unverified_uid(); clients have no
 -- privilege on the column). The RLS policy checks it against the verified token right after this
@@ -69,6 +70,13 @@ declare
     counted_at pg_catalog.timestamptz;
     wait_seconds integer;
 begin
+    -- When the reporter's identity matures, fixed now: medians count the report from then on, whatever
+    -- happens to the identity later (`pricesvc prune` deletes it). A reporter with no identity (only the
+    -- owner or a superuser can name one) is taken as made this instant, never as old.
+    select u.created_at + private.reporter_maturity() into new.reporter_matures_at
+    from auth.users u where u.id = new.reporter_id;
+    new.reporter_matures_at := coalesce(new.reporter_matures_at, pg_catalog.clock_timestamp() + private.reporter_maturity());
+
     -- No reporter: the RLS check rejects it (no lock, no count, no receipt).
     if new.reporter_id is null then
         new.created_at := pg_catalog.clock_timestamp();
@@ -152,3 +160,30 @@ revoke all on function private.admit_price_report() from public;
 create or replace trigger price_reports_admit
     before insert on public.price_reports
     for each row execute function private.admit_price_report();
+
+-- AFTER UPDATE on auth.users, per statement: a report's reporter_matures_at follows its identity's
+-- created_at while the identity exists. Nothing in pricesvc updates users; an operator or a test that
+-- ages identities as the superuser (README, tests) re-dates their reports with them, and the median
+-- store rebuilds the locations those reports are at (median_store.sql).
+create or replace function private.reports_follow_identity_age() returns trigger
+    language plpgsql volatile security definer set search_path = ''
+as $$
+begin
+    -- Only when a created_at changed: an update of price_reports rebuilds the store even for no rows.
+    if exists (select from new_users n join old_users o on o.id = n.id
+               where n.created_at is distinct from o.created_at
+                 and exists (select from public.price_reports r where r.reporter_id = n.id)) then
+        update public.price_reports r set reporter_matures_at = n.created_at + private.reporter_maturity()
+        from new_users n join old_users o on o.id = n.id
+        where r.reporter_id = n.id and n.created_at is distinct from o.created_at
+          and r.reporter_matures_at is distinct from n.created_at + private.reporter_maturity();
+    end if;
+    return null;
+end
+$$;
+revoke all on function private.reports_follow_identity_age() from public;
+
+create or replace trigger users_age_reports
+    after update on auth.users
+    referencing old table as old_users new table as new_users
+    for each statement execute function private.reports_follow_identity_age();

@@ -27,7 +27,7 @@ export PRICESVC_LISTEN=${PRICESVC_LISTEN:-127.0.0.1:8080}
 psql -X -q -v ON_ERROR_STOP=1 "$owner_url" -c "do \$\$ begin
   if not exists (select from pg_catalog.pg_roles where rolname = 'analyst') then
     create role analyst login in role price_analyst;
-  end if; end \$\$"
+  end if; end \$\$" -c "select private.limit_analyst_sessions()" >/dev/null
 
 cat <<INFO
 

@@ -77,7 +77,8 @@ enum Commands {
         Description(name: "keys", usage: "pricesvc keys [--jwt-secret-file FILE]",
                     summary: "print the anon key (the apikey clients send)", settings: ["jwt-secret", "jwt-secret-file"]),
         Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
-                    summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 12h, 90m or 45s), "
+                    summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 36h, 1500m or 90000s; "
+                        + "at least 1445m: the reporter maturity plus the median fold margin), "
                         + "then fold the median groups that waited over an hour for a fold",
                     settings: ownerSettings),
         Description(name: "import-rates", usage: "pricesvc import-rates --source NAME FILE... [--migration-database-url URL]",

@@ -195,16 +195,20 @@ struct Configuration {
         return inline.isEmpty ? nil : Array(inline.utf8)
     }
 
-    /// `30d`, `12h`, `90m`, `45s` → seconds.
+    /// `30d`, `12h`, `90m`, `45s` → seconds; nil for anything else, and for a count of seconds that
+    /// does not fit an `Int` (never a trap).
     static func duration(_ text: String) -> Int? {
         guard let unit = text.last, let number = Int(text.dropLast()), number >= 0 else { return nil }
+        let unitSeconds: Int
         switch unit {
-        case "d": return number * 86_400
-        case "h": return number * 3_600
-        case "m": return number * 60
-        case "s": return number
+        case "d": unitSeconds = 86_400
+        case "h": unitSeconds = 3_600
+        case "m": unitSeconds = 60
+        case "s": unitSeconds = 1
         default: return nil
         }
+        let (seconds, overflow) = number.multipliedReportingOverflow(by: unitSeconds)
+        return overflow ? nil : seconds
     }
 }
 

@@ -26,17 +26,33 @@ extension Commands {
         return 0
     }
 
+    /// The longest `--older-than`: 100 years, far past any session, and well inside PostgreSQL's interval.
+    static let longestPruneAgeSeconds = 36_500 * 86_400
+
     /// Deletes expired sessions and refresh tokens, and anonymous users left with no session.
     /// Price reports are never touched: they keep their reporter id for the cap and the threshold.
     /// Then folds the median groups inserts stopped folding, so reads of them stay cheap; `--older-than`
     /// is for the sessions only (the fold age is ``OwnerTasks/medianFoldAgeSeconds``).
+    ///
+    /// - Important: The shortest `--older-than` is the database's to say (`auth.prune`: the reporter
+    ///   maturity plus the median fold margin, so no identity young enough to matter to a median is
+    ///   removed). Its refusal is a usage error here, exit 2, before anything is deleted.
     static func prune(_ configuration: Configuration) throws -> Int32 {
         let text = configuration.string("older-than").isEmpty ? "30d" : configuration.string("older-than")
         guard let seconds = Configuration.duration(text) else {
-            throw ConfigurationError(description: "--older-than must look like 30d, 12h, 90m or 45s, got '\(text)'")
+            throw ConfigurationError(description: "--older-than must look like 30d, 36h, 1500m or 90000s, got '\(text)'")
+        }
+        guard seconds <= longestPruneAgeSeconds else {
+            throw ConfigurationError(description: "--older-than must be at most \(longestPruneAgeSeconds / 86_400)d, got '\(text)'")
         }
         let owner = OwnerTasks(conninfo: ownerConninfo(configuration))
-        let counts = try owner.prune(olderThanSeconds: seconds)
+        let counts: (sessions: Int, refreshTokens: Int, users: Int)
+        do throws(DatabaseError) {
+            counts = try owner.prune(olderThanSeconds: seconds)
+        } catch {
+            guard error.sqlState == "22023" else { throw error }
+            throw ConfigurationError(description: "--older-than \(text) refused: \(error.message)")
+        }
         print("pruned: \(counts.sessions) sessions, \(counts.refreshTokens) refresh tokens, \(counts.users) users (price reports kept)")
         let folded = try owner.foldStaleMedianGroups()
         print("median groups folded: \(folded) (waiting more than \(OwnerTasks.medianFoldAgeSeconds / 60) minutes)")

@@ -90,6 +90,27 @@ struct ListenAddressTests {
     }
 }
 
+@Suite("Durations (prune --older-than): parsed into seconds, never a trap")
+struct DurationTests {
+    @Test func unitsGiveSeconds() {
+        #expect(Configuration.duration("30d") == 2_592_000)
+        #expect(Configuration.duration("36h") == 129_600)
+        #expect(Configuration.duration("1445m") == 86_700)
+        #expect(Configuration.duration("0s") == 0)
+    }
+
+    @Test("a count whose seconds do not fit an Int is refused, as is anything else")
+    func overflowAndNonsenseAreRefused() {
+        #expect(Configuration.duration("9223372036854775807d") == nil)
+        #expect(Configuration.duration("106751991167301d") == nil)
+        #expect(Configuration.duration("99999999999999999999s") == nil)
+        #expect(Configuration.duration("9223372036854775807s") == Int.max)
+        for text in ["", "d", "-1d", "1w", "1.5h", "thirty"] {
+            #expect(Configuration.duration(text) == nil, "\(text)")
+        }
+    }
+}
+
 @Suite("The command line's help and version")
 struct CommandHelpTests {
     @Test func everyCommandHasHelpAndNamesOnlyKnownSettings() {

@@ -173,6 +173,75 @@ def test_prune_folds_median_groups_that_waited_over_an_hour_skipping_one_being_f
     assert prune() == 0
 
 
+def _users_left(db, ids) -> int:
+    literal = "{" + ",".join(ids) + "}"
+    return int(db.scalar(f"select count(*) from auth.users where id = any('{literal}'::uuid[])"))
+
+
+def test_prune_refuses_an_age_below_maturity_and_pruned_sybils_never_count(migrated, db, api):
+    """Issue 19, reproduction 6: three fresh identities reported and signed out, `prune --older-than 1s`
+    deleted them, and price_medians then showed their median with reporters 3 (a missing identity read
+    as an old one). Prune now refuses any age below the maturity plus the fold margin, and each report
+    keeps when its reporter matures, so even identities deleted by hand never count early."""
+    observer = api.new_session()
+    db.age_users([observer["user"]["id"]])
+    loc = location("pruned-sybils")
+    sybils = [api.new_session() for _ in range(3)]
+    ids = [s["user"]["id"] for s in sybils]
+    for session, cents in zip(sybils, (1000, 1100, 1200)):
+        assert api.submit(report(loc, cents), session["access_token"]).status_code == 201
+        assert api.logout(session["access_token"]).status_code == 204
+
+    for age in ("1s", "0s", "12h", "24h", "1444m"):
+        result = migrated.run("prune", "--older-than", age, "--migration-database-url", migrated.owner_url, timeout=60)
+        assert result.returncode == 2, (age, result.returncode, result.stdout, result.stderr)
+        lines = _stderr_lines(result)
+        assert len(lines) == 1 and f"--older-than {age} refused" in lines[0] and "24:05:00" in lines[0], lines
+        assert "pruned" not in result.stdout
+    assert _users_left(db, ids) == 3, "a refused prune deletes nothing"
+
+    # The shortest age taken: the identities are minutes old, so they stay.
+    result = migrated.run("prune", "--older-than", "1445m", "--migration-database-url", migrated.owner_url, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert _users_left(db, ids) == 3
+    assert api.medians([loc], observer["access_token"]) == []
+
+    # What the old prune did: the identities are gone. Their reports still say they are a day from counting.
+    literal = "{" + ",".join(ids) + "}"
+    db.psql(f"delete from auth.users where id = any('{literal}'::uuid[])")
+    assert api.medians([loc], observer["access_token"]) == [], "pruned sybils must not count"
+    assert api.medians([loc, loc], observer["access_token"]) == []
+
+
+def test_prune_of_old_identities_keeps_their_reports_counting(migrated, db, api):
+    observer = api.new_session()
+    loc = location("pruned-old")
+    reporters = [api.new_session() for _ in range(3)]
+    ids = [s["user"]["id"] for s in reporters]
+    for session, cents in zip(reporters, (300, 400, 500)):
+        assert api.submit(report(loc, cents), session["access_token"]).status_code == 201
+        assert api.logout(session["access_token"]).status_code == 204
+    db.age_users(ids + [observer["user"]["id"]], by="3 days")
+    literal = "{" + ",".join(ids) + "}"
+    db.psql(f"update auth.sessions set revoked_at = now() - interval '3 days' where user_id = any('{literal}'::uuid[])")
+    assert [r["median_cents"] for r in api.medians([loc], observer["access_token"])] == [400]
+
+    result = migrated.run("prune", "--older-than", "2d", "--migration-database-url", migrated.owner_url, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert _users_left(db, ids) == 0
+    rows = api.medians([loc], observer["access_token"])
+    assert [(r["median_cents"], r["reporters"]) for r in rows] == [(400, 3)], rows
+
+
+def test_prune_bounds_its_age(migrated):
+    for age, words in (("99999999999999999999d", "must look like"), ("9223372036854775807d", "must look like"),
+                       ("36501d", "at most 36500d")):
+        result = migrated.run("prune", "--older-than", age, "--migration-database-url", migrated.owner_url, timeout=30)
+        assert result.returncode == 2, (age, result.returncode, result.stderr)
+        lines = _stderr_lines(result)
+        assert len(lines) == 1 and words in lines[0], lines
+
+
 def test_prune_rejects_a_malformed_duration(migrated):
     result = migrated.run("prune", "--older-than", "thirty", "--migration-database-url", migrated.owner_url,
                           timeout=30)

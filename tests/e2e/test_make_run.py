@@ -131,6 +131,16 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
         raw = subprocess.run(["psql", "-X", "-At", analyst_url, "-c", "select count(*) from public.price_reports"],
                              capture_output=True, text=True, timeout=30)
         assert raw.returncode != 0 and "permission denied" in raw.stderr, (raw.stdout, raw.stderr)
+        # Issue 19: an analyst's session is bounded, and has no statistics of the median store and no
+        # large objects.
+        limits = subprocess.run(["psql", "-X", "-At", analyst_url, "-c", "show statement_timeout", "-c", "show temp_file_limit"],
+                                capture_output=True, text=True, timeout=30)
+        assert limits.stdout.split() == ["1min", "512MB"], (limits.stdout, limits.stderr)
+        for probe in ("select n_tup_ins from pg_catalog.pg_stat_user_tables",
+                      "select pg_catalog.pg_stat_get_tuples_inserted('private.median_prices'::regclass)",
+                      "select pg_catalog.lo_from_bytea(0, '\\x00')"):
+            denied = subprocess.run(["psql", "-X", "-At", analyst_url, "-c", probe], capture_output=True, text=True, timeout=30)
+            assert denied.returncode != 0 and "permission denied" in denied.stderr, (probe, denied.stdout, denied.stderr)
 
         # make demo: the README's median example now answers with rows; a second run adds nothing.
         demo = run_demo(state, run.port)

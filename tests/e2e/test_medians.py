@@ -38,6 +38,38 @@ def test_a_median_appears_only_once_three_distinct_reporters_reported_the_locati
     assert many_by_get.status_code == 200 and many_by_get.json() == rows
 
 
+def test_a_location_named_twice_counts_once(api, db):
+    """Issue 19, reproduction 2: two mature reporters at X; [X] showed nothing, but [X, X] showed the
+    higher price with reporters 4, because the folded histograms were added once per repeat."""
+    loc = location("twice")
+    sessions = [api.new_session() for _ in range(2)]
+    db.age_users([s["user"]["id"] for s in sessions])
+    token = sessions[0]["access_token"]
+    assert api.submit(report(loc, 1234), sessions[0]["access_token"]).status_code == 201
+    assert api.submit(report(loc, 777), sessions[1]["access_token"]).status_code == 201
+    # Folded, as the group's 16th report would fold it: the histograms hold both prices.
+    db.psql(f"select private.median_fold('{loc}', 'hourly')")
+    assert db.scalar(f"select count(*) from private.median_queue where location_id = '{loc}'") == "0"
+
+    assert api.medians([loc], token) == []
+    assert api.medians([loc, loc], token) == [], "a repeated id must not complete the threshold"
+    assert api.medians([loc] * 50, token) == []
+    by_get = api.get("/rest/v1/rpc/price_medians", params={"location_ids": "{%s,%s}" % (loc, loc)}, token=token)
+    assert by_get.status_code == 200 and by_get.json() == [], by_get.text
+    quotes = api.rpc("price_quotes", {"location_ids": [loc, loc]}, token)
+    assert quotes.status_code == 200 and quotes.json() == [], quotes.text
+    # A null rate_kind is no rate kind: refused, never a median.
+    no_kind = api.rpc("price_medians", {"location_ids": [loc, loc], "rate_kind": None}, token)
+    assert no_kind.status_code == 400 or no_kind.json() == [], no_kind.text
+
+    third = api.new_session()
+    db.age_users([third["user"]["id"]])
+    assert api.submit(report(loc, 500), third["access_token"]).status_code == 201
+    rows = api.medians([loc, loc, loc], token)
+    assert rows == api.medians([loc], token)
+    assert [(r["median_cents"], r["reporters"], r["reports"]) for r in rows] == [(777, 3, 3)], rows
+
+
 def test_one_reporter_submitting_many_times_never_reveals_a_median(api):
     loc = location()
     token = api.new_session()["access_token"]

@@ -1,7 +1,7 @@
 -- The shape other engineers code against: schemas, roles, tables, functions and their settings.
 begin;
 \ir _helpers.psql
-select plan(54);
+select plan(55);
 
 select has_schema(s) from unnest(array['auth', 'private', 'extensions', 'pricesvc_meta']) s;
 select is((select extnamespace::regnamespace::text from pg_extension where extname = 'pgcrypto'), 'extensions',
@@ -19,12 +19,14 @@ select ok(not (select rolsuper or rolbypassrls or rolcreaterole or rolcreatedb f
           'authenticator has no special attributes');
 
 select columns_are('public', 'price_reports',
-    array['id', 'reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'client_report_id', 'created_at']);
+    array['id', 'reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'client_report_id', 'created_at',
+          'reporter_matures_at']);
 select col_default_is('public', 'price_reports', 'reporter_id', 'auth.unverified_uid()',
                       'reporter_id defaults to auth.unverified_uid() (a hint the RLS policy verifies)');
 select col_default_is('public', 'price_reports', 'currency', 'USD'::text, 'currency defaults to USD');
 select col_not_null('public', 'price_reports', c, c || ' is NOT NULL')
-  from unnest(array['reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'created_at']) c;
+  from unnest(array['reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'created_at',
+                    'reporter_matures_at']) c;
 select is((select relrowsecurity and relforcerowsecurity from pg_class where oid = 'public.price_reports'::regclass), true,
           'RLS is enabled and forced on price_reports');
 select policies_are('public', 'price_reports', array['reporters_insert_own_reports'], 'one policy only: insert your own');
@@ -90,7 +92,7 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
                 'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',
                 'private.admit_price_report()', 'private.median_enqueue()', 'private.median_fold_stale(interval,integer)',
-                'private.median_rebuild_changed()',
+                'private.median_rebuild_changed()', 'private.reports_follow_identity_age()',
                 'published_cost(text[],timestamp with time zone,interval)'],
           'the SECURITY DEFINER functions are exactly these');
 select is((select count(*)::int from pg_proc p

@@ -173,17 +173,20 @@ select is((select count(*)::int from public.price_reports where location_id = 'i
           'none of the forged rows, nor the rows of their statements, were stored');
 
 -- One verification per statement: the identity statement's, then the policy's for a five-row insert.
+-- (The counters are read as the superuser: statistics are not for client roles.)
 select tap.token_for(tap.dave()) as dave_token \gset
 select pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) as before \gset
 set local role authenticated;
 select pg_catalog.set_config('request.jwt', :'dave_token', true), auth.jwt() is not null \g /dev/null
+reset role;
 select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 1::bigint,
           'the identity statement verifies the token once');
+set local role authenticated;
 insert into public.price_reports (location_id, rate_kind, price_cents)
 select 'identity:count', 'hourly', 100 + i from generate_series(1, 5) i;
+reset role;
 select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 2::bigint,
           'a five-row insert verifies it once more: the policy, not the default or the trigger per row');
-reset role;
 
 -- The service's submission identity statement (Statements.submitterIdentity) switches role and records
 -- the sub it verified in-process as the hint, without verifying: the INSERT's policy is the one
@@ -195,9 +198,9 @@ select pg_catalog.set_config('role', 'authenticated', true), pg_catalog.set_conf
        pg_catalog.set_config('pricesvc.hint_uid', tap.dave()::text, true) \g /dev/null
 insert into public.price_reports (location_id, rate_kind, price_cents)
 select 'identity:count', 'hourly', 200 + i from generate_series(1, 5) i;
+reset role;
 select is(pg_stat_get_xact_function_calls('auth.jwt()'::regprocedure) - :before, 1::bigint,
           'a submission (identity statement without verification, then a five-row insert) verifies the token once');
-reset role;
 select is((select count(*)::int from public.price_reports where location_id = 'identity:count' and reporter_id = tap.dave()), 10,
           'all ten rows of both inserts are dave''s');
 

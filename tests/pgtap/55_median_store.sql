@@ -32,7 +32,7 @@ $$;
 create function tap.advance_clock(by interval) returns void language plpgsql as $$
 begin
     set local session_replication_role = replica;
-    update public.price_reports set created_at = created_at - by where location_id like 'prop:%';
+    update public.price_reports set created_at = created_at - by, reporter_matures_at = reporter_matures_at - by where location_id like 'prop:%';
     update private.median_queue set created_at = created_at - by, matures_at = matures_at - by where location_id like 'prop:%';
     update private.median_latest set created_at = created_at - by where location_id like 'prop:%';
     update private.median_totals set newest = newest - by where location_id like 'prop:%';
@@ -42,13 +42,14 @@ begin
 end
 $$;
 
--- 40 reporters: 25 with identities a month old, 8 made an hour ago (immature), 7 with no users row
--- (pruned: they count as old).
+-- 40 reporters: 25 with identities a month old, 8 made an hour ago (immature), 7 a month old. Once
+-- they have reported, 4 of the young ones and the last 7 are pruned (their users rows deleted): each
+-- report keeps when its reporter matures, so pruned young ones stay young and pruned old ones old.
 create table tap.reporters (n integer, reporter uuid);
 insert into tap.reporters select g, gen_random_uuid() from generate_series(1, 40) g;
 insert into auth.users (id, created_at)
-select reporter, clock_timestamp() - case when n <= 25 then interval '30 days' else interval '1 hour' end
-from tap.reporters where n <= 33;
+select reporter, clock_timestamp() - case when n between 26 and 33 then interval '1 hour' else interval '30 days' end
+from tap.reporters;
 
 -- 700 reports at 48 moments over 200 days (three of them within minutes of the 180-day edge), over 6
 -- locations, 2 rate kinds and 3 currencies, each reporter reporting several times.
@@ -87,6 +88,8 @@ begin
 end
 $$;
 
+delete from auth.users where id in (select reporter from tap.reporters where n >= 30);
+
 select is((select count(*)::int from public.price_reports where location_id like 'prop:%'), 700, 'all 700 reports were stored');
 select ok((select count(*) from private.median_queue where location_id like 'prop:%') between 1 and 699,
           'some reports are folded, some still queued');
@@ -101,8 +104,8 @@ select tap.advance_clock(interval '2 days');
 select ok(exists (select from private.median_latest where location_id like 'prop:%' and counted
                   and created_at <= clock_timestamp() - interval '180 days'),
           'two days later: folded latest reports have left the window without the store being told');
-select ok(exists (select from private.median_queue q join auth.users u on u.id = q.reporter_id
-                  where q.location_id like 'prop:%' and u.created_at < clock_timestamp() - interval '24 hours'),
+select ok(exists (select from private.median_queue q
+                  where q.location_id like 'prop:%' and q.matures_at < clock_timestamp()),
           'and queued reports of identities made an hour ago now count, still queued');
 select set_eq('select * from tap.store_medians()', $$select * from tap.reference_medians('prop:%')$$,
               'two days later the store still answers exactly: aged-out reports stopped counting, matured reporters started');

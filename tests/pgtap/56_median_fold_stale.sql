@@ -36,7 +36,7 @@ create function tap.no_insert_folds() returns void language sql volatile
 create function tap.advance_clock(by interval) returns void language plpgsql as $$
 begin
     set local session_replication_role = replica;
-    update public.price_reports set created_at = created_at - by where location_id like 'stale:%';
+    update public.price_reports set created_at = created_at - by, reporter_matures_at = reporter_matures_at - by where location_id like 'stale:%';
     update private.median_queue set created_at = created_at - by, matures_at = matures_at - by where location_id like 'stale:%';
     update private.median_latest set created_at = created_at - by where location_id like 'stale:%';
     update private.median_totals set newest = newest - by where location_id like 'stale:%';

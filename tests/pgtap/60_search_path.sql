@@ -157,9 +157,9 @@ reset role;
 -- Owner-only functions.
 select tap.evil_exec($$select auth.install_signing_keys(pg_catalog.convert_to('pgtap-test-signing-secret-0123456789abcdef', 'UTF8'))$$) \g /dev/null
 select is((select count(*)::int from evil.signing_keys), 1, 'install_signing_keys(): the attacker''s table is untouched');
-update auth.sessions set revoked_at = now() - interval '2 hours' where id = (select session_id from signed_up);
-update auth.users set created_at = now() - interval '2 hours' where id = (select user_id from signed_up);
-select results_eq($$select * from tap.evil('select sessions, users from auth.prune(interval ''1 hour'')')$$, array['(1,1)'],
+update auth.sessions set revoked_at = now() - interval '3 days' where id = (select session_id from signed_up);
+update auth.users set created_at = now() - interval '3 days' where id = (select user_id from signed_up);
+select results_eq($$select * from tap.evil('select sessions, users from auth.prune(interval ''2 days'')')$$, array['(1,1)'],
                   'prune(): deletes the real revoked session and its user');
 select ok((select count(*) from private.median_queue where location_id like 'hijack:%') > 0, 'reports are queued');
 select tap.evil_exec($$select private.median_fold_stale(interval '0')$$) \g /dev/null
