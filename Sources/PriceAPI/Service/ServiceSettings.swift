@@ -9,6 +9,11 @@ public struct ServiceSettings: Sendable {
     public var refreshWindowSeconds = 300
     public var refreshReuseSeconds = 10
     public var userMetadataMaxBytes = 1024
+    /// The largest response body a function's result may make (`PRICESVC_MAX_RESPONSE_BYTES`); larger
+    /// is 400 PGRST190, refused before the body is built. The largest legitimate answer, 50 locations ×
+    /// 4 rate kinds of `price_quotes` with every column and 200-character ids, is about 160 KB.
+    public var maxResponseBytes = ServiceSettings.defaultMaxResponseBytes
+    public static let defaultMaxResponseBytes = 1 << 20
     /// `Retry-After` sent with 503 while the database is unreachable.
     public var unavailableRetryAfter = 1
     /// Which web origins may call the API from a browser (`*` by default, as Supabase).
