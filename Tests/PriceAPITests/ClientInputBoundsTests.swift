@@ -202,6 +202,23 @@ struct ClientInputBoundsTests {
         #expect(response.status == 400 && response.body.count < 1000)
     }
 
+    @Test("the widest legitimate answers fit the default cap four times over")
+    func widestLegitimateAnswers() {
+        // Ids of 200 characters (the table's limit), each 4 bytes in UTF-8; every column; largest values.
+        let id = String(repeating: "\u{1F17F}", count: 200)
+        let medianRow: [String?] = [id, "monthly", "EUR", "2147483647", "2147483647", "2147483647", "2026-11-29 22:00:00+00"]
+        let medians = ReadOptions().render(ResultSet(columns: MedianQuery.columns,
+                                                     rows: Array(repeating: medianRow, count: 50 * RateKind.allCases.count)))
+        let quoteRow: [String?] = [id, "monthly", "EUR", "2147483647", "2147483647", "9007199254740991", "f",
+                                   "max_stay_exceeded", String(repeating: "s", count: 63), "2026-11-29 22:00:00+00"]
+        let quotes = ReadOptions().render(ResultSet(columns: QuoteQuery.columns, rows: Array(repeating: quoteRow, count: 50)))
+        #expect(medians.status == 200 && quotes.status == 200)
+        // Measured: 195 001 bytes (200 median rows) and 57 151 bytes (50 quote rows).
+        #expect(medians.body.count * 4 < ServiceSettings.defaultMaxResponseBytes, "\(medians.body.count)")
+        #expect(quotes.body.count * 4 < ServiceSettings.defaultMaxResponseBytes, "\(quotes.body.count)")
+        #expect(medians.body.count > 150_000, "the worst case is measured, not an ordinary answer: \(medians.body.count)")
+    }
+
     // MARK: other parsers a client drives
 
     @Test("Accept quality values of any spelling are read without trapping")
