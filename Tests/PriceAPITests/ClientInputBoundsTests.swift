@@ -254,6 +254,65 @@ struct ClientInputBoundsTests {
     }
 }
 
+/// Random read options built from the pieces that broke things (extreme numbers, stars, separators,
+/// operators, multi-byte scalars): a cheap, seeded sweep that runs in every `swift test`, beside the
+/// libFuzzer targets. Any trap fails the whole run; every answer must be one PostgREST gives.
+@Suite("Random read options never trap")
+struct RandomReadOptionsTests {
+    /// SplitMix64: seeded, so a failure names its iteration and can be replayed.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let pieces = ["0", "1", "-", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                         "2147483647", "2147483648", String(repeating: "9", count: 40), "*", ",", ".", ":", "(", ")", "\"",
+                         "\\", " ", "eq.", "not.", "in.(", "is.", "null", "true", "gt.", "desc", "nullsfirst", "location_id",
+                         "median_cents", "last_reported_at", "rate_kind", "a", "é", "e\u{301}", "\u{1F17F}", "\u{0}", "%", "{", "}",
+                         "2026-11-29T22:00:00Z", "+15:59", "q=", "count=exact", ";"]
+    static let keys = ["select", "order", "limit", "offset", "median_cents", "location_id", "last_reported_at", "reports",
+                       "not.and", "x.limit", "currency", "rate_kind"]
+    static let statuses: Set<Int> = [200, 206, 400, 406, 416]
+
+    func text(_ generator: inout Generator, maxPieces: Int = 8) -> String {
+        (0..<Int.random(in: 0...maxPieces, using: &generator)).map { _ in Self.pieces.randomElement(using: &generator)! }.joined()
+    }
+
+    @Test("10 000 random queries, Range, Accept and Prefer headers: parsed and rendered, never trapped")
+    func sweep() {
+        var generator = Generator(state: 19)
+        var rendered = 0
+        for _ in 0..<10_000 {
+            let query = (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                (name: Bool.random(using: &generator) ? Self.keys.randomElement(using: &generator)! : text(&generator, maxPieces: 2),
+                 value: text(&generator))
+            }
+            var headers: [String: String] = [:]
+            if Bool.random(using: &generator) { headers["range"] = text(&generator, maxPieces: 4) }
+            if Int.random(in: 0..<4, using: &generator) == 0 { headers["accept"] = "text/csv;" + text(&generator, maxPieces: 3) }
+            if Int.random(in: 0..<4, using: &generator) == 0 { headers["prefer"] = text(&generator, maxPieces: 3) }
+            let request = HTTPRequest(method: "GET", path: "/rest/v1/rpc/price_medians", headers: headers)
+            switch ReadOptions.parse(query: query, headers: request, columns: MedianQuery.columns,
+                                     relation: "price_medians", isRead: true) {
+            case .success(let (options, _)):
+                let response = options.render(ResultSet(columns: MedianQuery.columns, rows: ReadOptionsTests.rows),
+                                              maxBytes: Int.random(in: 1...2048, using: &generator))
+                #expect(Self.statuses.contains(response.status), "\(query) \(headers): \(response.status)")
+                rendered += 1
+            case .failure(let error):
+                #expect(Self.statuses.contains(error.status), "\(query) \(headers): \(error)")
+            }
+        }
+        #expect(rendered > 1_000, "the sweep reaches rendering often enough to mean something: \(rendered)")
+    }
+}
+
 private func == (lhs: (Int, Int?, Bool), rhs: (Int, Int?, Bool)) -> Bool {
     lhs.0 == rhs.0 && lhs.1 == rhs.1 && lhs.2 == rhs.2
 }
