@@ -254,6 +254,27 @@ struct ClientInputBoundsTests {
     }
 }
 
+@Suite("The public parser entry points (for fuzz targets) run the request's own code")
+struct ClientInputParsersTests {
+    @Test("each returns the status the input would get")
+    func statuses() {
+        let range = HTTPRequest(method: "GET", path: "/", headers: ["range": "0-9223372036854775807"])
+        #expect(ClientInputParsers.readOptions(query: [], request: range) == 200)
+        #expect(ClientInputParsers.readOptions(query: [(name: "select", value: "*,*")], request: range) == 400)
+        #expect(ClientInputParsers.readOptions(query: [], request: range, isQuotes: true, maxResponseBytes: 10) == 400)
+        #expect(ClientInputParsers.rangeHeader("0-9223372036854775807")?.to == ReadOptions.Limits.maxIndex)
+        let quotes = HTTPRequest(method: "POST", path: "/", headers: ["content-type": "application/json"],
+                                 body: Array(#"{"location_ids":["a"],"duration":"PT2H"}"#.utf8))
+        #expect(ClientInputParsers.functionCall("price_quotes", request: quotes) == 200)
+        #expect(ClientInputParsers.functionCall("price_medians", request: quotes) == 404)
+        let medians = HTTPRequest(method: "GET", path: "/", query: [(name: "location_ids", value: "{a,b}"), (name: "rate_kind", value: "")])
+        #expect(ClientInputParsers.functionCall("price_medians", request: medians) == 200)
+        let report = HTTPRequest(method: "POST", path: "/", headers: ["content-type": "application/json"],
+                                 body: Array(#"{"location_id":"x","rate_kind":"hourly","price_cents":9223372036854775808}"#.utf8))
+        #expect(ClientInputParsers.reportSubmission(report) == 400)
+    }
+}
+
 /// Random read options built from the pieces that broke things (extreme numbers, stars, separators,
 /// operators, multi-byte scalars): a cheap, seeded sweep that runs in every `swift test`, beside the
 /// libFuzzer targets. Any trap fails the whole run; every answer must be one PostgREST gives.
