@@ -342,7 +342,7 @@ end
 $$;
 
 -- Revokes sessions and their refresh tokens. global: every session of this session's user;
--- local: this one; others: every other one. PA003 when the session does not exist.
+-- local: this one; others: every other one. PA003 when the session does not exist or is revoked.
 create or replace function auth.sign_out(session_id uuid, scope text)
     returns void
     language plpgsql volatile security definer set search_path = ''
@@ -355,7 +355,9 @@ begin
         raise exception using errcode = '22023', message = pg_catalog.format('unknown sign-out scope %L', scope),
             hint = 'scope is one of global, local, others';
     end if;
-    select s.* into session from auth.sessions s where s.id = sign_out.session_id;
+    -- A revoked session is as gone as a deleted one: sign-out with its token is refused like
+    -- auth.get_user (PA003, 403 session_not_found), not answered as if it had done something.
+    select s.* into session from auth.sessions s where s.id = sign_out.session_id and s.revoked_at is null;
     if not found then
         raise exception using errcode = 'PA003', message = 'session not found';
     end if;

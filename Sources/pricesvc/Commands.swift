@@ -162,6 +162,7 @@ enum Commands {
         settings.refreshWindowSeconds = try configuration.int("refresh-window-seconds", min: 1)
         settings.refreshReuseSeconds = try configuration.int("refresh-reuse-seconds")
         settings.userMetadataMaxBytes = try configuration.int("user-metadata-max-bytes", min: 2)
+        settings.maxResponseBytes = try configuration.int("max-response-bytes", min: 1024)
         switch CORSPolicy.parse(configuration.string("cors-allowed-origins")) {
         case .success(let policy): settings.cors = policy
         case .failure(let error): throw ConfigurationError(description: "\(configuration.name("cors-allowed-origins")): \(error)")

@@ -71,6 +71,8 @@ enum Settings {
                 help: "Challenge difficulty: the solution is a number in 0..this (ALTCHA maxnumber)"),
         Setting(key: "signup-challenge-ttl", defaultValue: "300", help: "Seconds a sign-up challenge stays valid"),
         Setting(key: "user-metadata-max-bytes", defaultValue: "1024", help: "Largest user_metadata at sign-up"),
+        Setting(key: "max-response-bytes", defaultValue: "1048576",
+                help: "Largest response body a function's result may make (larger → 400 PGRST190, refused before it is built)"),
         Setting(key: "cors-allowed-origins", defaultValue: "*",
                 help: "Web origins that may call the API from a browser: * or a comma-separated list such as https://app.example.org"),
         Setting(key: "shutdown-grace", defaultValue: "10", help: "Seconds in-flight requests get on SIGTERM/SIGINT"),

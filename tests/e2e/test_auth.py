@@ -205,6 +205,17 @@ def test_logout_after_a_refresh_kills_the_rotated_token_too(api):
     assert_auth_error(api.refresh(rotated["refresh_token"]), 400, "refresh_token_not_found")
 
 
+@pytest.mark.parametrize("scope", ["global", "local", "others"])
+def test_logout_with_a_revoked_sessions_token_is_403_session_not_found_like_user(api, scope):
+    # Issue 19: the second logout answered 204 as if it had signed something out, while /user said 403.
+    session = api.new_session()
+    assert api.logout(session["access_token"], scope="local").status_code == 204
+    assert_auth_error(api.get("/auth/v1/user", token=session["access_token"]), 403, "session_not_found")
+    again = api.logout(session["access_token"], scope=scope)
+    body = assert_auth_error(again, 403, "session_not_found")
+    assert body["msg"] == "Session from the access token no longer exists"
+
+
 def test_logout_with_an_unknown_scope_is_400(api, user):
     assert_auth_error(api.logout(user["access_token"], scope="everyone"), 400)
     assert api.refresh(user["refresh_token"]).status_code == 200

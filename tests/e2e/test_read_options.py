@@ -12,6 +12,7 @@ import pytest
 from postgrest.exceptions import APIError
 from supabase import create_client
 
+from conftest import GENERAL_SETTINGS
 from helpers import assert_postgrest_error, location, report
 
 ROW_KEYS = ["location_id", "rate_kind", "currency", "median_cents", "reporters", "reports", "last_reported_at"]
@@ -248,3 +249,110 @@ def test_in_the_get_form_a_parameter_that_is_no_operator_is_an_argument(board):
     filtered = board["api"].get("/rest/v1/rpc/price_medians", token=board["token"],
                                 params={"location_ids": "{%s}" % board["a"], "rate_kind": "daily", "currency": "eq.EUR"})
     assert filtered.status_code == 200 and [r["median_cents"] for r in filtered.json()] == [1100]
+
+
+# ---------------------------------------------------------------- issue 19: numbers and sizes a client controls
+
+INT64_MAX = "9223372036854775807"
+
+
+def assert_alive(server):
+    assert server.process.poll() is None, f"pricesvc exited ({server.process.returncode}):\n{server.stderr()[-2000:]}"
+    assert server.api("").get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("range_header,prefer,status", [
+    (f"0-{INT64_MAX}", None, 200),                      # the reproduction: it killed the process
+    (f"0-{INT64_MAX}", "count=exact", 200),
+    (f"{INT64_MAX}-", None, 200),
+    (f"{INT64_MAX}-", "count=exact", 416),
+    (f"0-{'9' * 400}", None, 200),
+    (f"{'9' * 400}-{INT64_MAX}", None, 416),            # backwards, decided on the exact values
+    ("2147483647-2147483647", "count=exact", 416),
+])
+def test_a_range_up_to_and_beyond_int64_is_an_answer_and_the_server_lives_on(start_server, anon_key, user,
+                                                                              range_header, prefer, status):
+    server = start_server(**GENERAL_SETTINGS)
+    api = server.api(anon_key)
+    headers = {"Range": range_header, **({"Prefer": prefer} if prefer else {})}
+    response = api.get("/rest/v1/rpc/price_median", token=user["access_token"], params={"location_id": "x"},
+                       headers=headers)
+    assert response.status_code == status, (response.status_code, response.text)
+    if status == 200:
+        assert response.json() == []
+    else:
+        assert_postgrest_error(response, 416, "PGRST103")
+    assert_alive(server)
+
+
+def test_the_range_header_beyond_int64_still_pages_real_rows(board):
+    params = {"location_ids": "{%s,%s}" % (board["a"], board["b"]), "rate_kind": "", "order": "median_cents"}
+    response = board["api"].get("/rest/v1/rpc/price_medians", token=board["token"], params=params,
+                                headers={"Range": f"2-{INT64_MAX}", "Prefer": "count=exact"})
+    assert response.status_code == 206 and response.headers["Content-Range"] == "2-3/4"
+    assert [r["median_cents"] for r in response.json()] == [1100, 2000]
+
+
+@pytest.mark.parametrize("name", ["limit", "offset"])
+@pytest.mark.parametrize("value", [INT64_MAX, "-9223372036854775808", "9" * 400, "2147483648", ""])
+def test_limit_and_offset_outside_their_domain_are_400_naming_them(board, name, value):
+    body = assert_postgrest_error(rpc_post(board, params={name: value}), 400, "PGRST100")
+    assert name in body["message"] and "2147483647" in body["details"]
+
+
+def test_the_largest_limit_and_offset_are_an_empty_page(board):
+    response = rpc_post(board, params={"limit": "2147483647", "offset": "2147483647"}, headers={"Prefer": "count=exact"})
+    assert_postgrest_error(response, 416, "PGRST103")
+    assert rpc_post(board, params={"limit": "2147483647", "offset": "2147483647"}).json() == []
+
+
+@pytest.mark.parametrize("select,item", [("*,*", "*"), ("location_id,*", "*"), ("*,median_cents", "median_cents"),
+                                         ("x:currency,x:rate_kind", "x:rate_kind")])
+def test_a_select_item_repeated_is_400_naming_it(board, select, item):
+    body = assert_postgrest_error(rpc_post(board, params={"select": select}), 400, "PGRST100")
+    assert f"'{item}'" in body["message"], body
+
+
+def test_the_amplification_request_is_refused_at_once(board):
+    # Issue 19: 7 000 stars over 50 locations made a 55 MB answer from a 15 KB request.
+    ids = [location("amp") for _ in range(50)]
+    stars = ",".join(["*"] * 7000)
+    response = board["api"].post("/rest/v1/rpc/price_quotes?select=" + stars, token=board["token"],
+                                 json_body={"location_ids": ids})
+    body = assert_postgrest_error(response, 400, "PGRST100")
+    assert "1024 bytes" in body["details"], body
+    assert len(response.content) < 2000
+
+
+@pytest.mark.parametrize("params,named", [
+    ({"select": ",".join(f"a{i}:location_id" for i in range(33))}, "at most 32 items"),
+    ({"order": ",".join(["median_cents"] * 17)}, "at most 16 terms"),
+    ({"location_id": "in.(" + ",".join(str(i) for i in range(257)) + ")"}, "at most 256 items"),
+])
+def test_read_options_past_their_limits_are_400_naming_the_limit(board, params, named):
+    body = assert_postgrest_error(rpc_post(board, params=params), 400, "PGRST100")
+    assert named in body["details"], body
+
+
+def test_aliases_of_one_column_are_not_duplicates(board):
+    rows = rpc_post(board, params={"select": "id:location_id,again:location_id", "limit": "1"}).json()
+    assert len(rows) == 1 and rows[0]["id"] == rows[0]["again"]
+
+
+def test_an_answer_over_max_response_bytes_is_400_pgrst190_and_a_small_one_is_unaffected(start_server, anon_key, board):
+    server = start_server(**GENERAL_SETTINGS, MAX_RESPONSE_BYTES=1024)
+    api = server.api(anon_key)
+    wide = ",".join(["*"] + [f"a{i}:location_id" for i in range(8)])
+    call = {"location_ids": [board["a"], board["b"]], "rate_kind": None}
+    for accept in ["application/json", "text/csv"]:
+        response = api.post("/rest/v1/rpc/price_medians", token=board["token"], params={"select": wide},
+                            json_body=call, headers={"Accept": accept})
+        body = assert_postgrest_error(response, 400, "PGRST190")
+        assert "1024 bytes" in body["message"] and body["hint"], body
+    narrow = api.post("/rest/v1/rpc/price_medians", token=board["token"], params={"select": "median_cents"},
+                      json_body=call)
+    assert narrow.status_code == 200 and sorted(r["median_cents"] for r in narrow.json()) == [300, 500, 1100, 2000]
+    # The shared server has the default cap (1 MiB): the same wide read is answered there.
+    assert board["api"].post("/rest/v1/rpc/price_medians", token=board["token"], params={"select": wide},
+                             json_body=call).status_code == 200
+    assert_alive(server)

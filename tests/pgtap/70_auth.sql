@@ -2,7 +2,7 @@
 -- sign-out scopes, user lookup and pruning. Only SHA-256 hashes of refresh tokens are ever stored.
 begin;
 \ir _helpers.psql
-select plan(35);
+select plan(36);
 
 create temp table signups (n int, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz);
 grant all on signups to public;
@@ -110,6 +110,8 @@ reset role;
 select is(tap.live_sessions(), 0, 'global: every session of the user is revoked');
 set local role authenticator;
 select throws_ok($$select auth.sign_out(gen_random_uuid(), 'global')$$, 'PA003', 'session not found', 'sign_out of an unknown session is PA003');
+select throws_ok($$select auth.sign_out('00000000-0000-4000-8000-00000000000b', 'local')$$, 'PA003', 'session not found',
+                 'sign_out with a revoked session is PA003, as get_user (it answered as if it had signed out)');
 reset role;
 
 -- Prune removes old sessions, tokens and users with no session, and never a price report.

@@ -76,7 +76,7 @@ extension OpenAPIDocument {
 
         static let all = [
             SharedError(status: 400, suffix: "BadRequest",
-                        rest: "Malformed request: body, argument, filter or option (PGRST100/102/107/108/122/123/127/200/204, 22xxx, 23xxx, 42703, 42804)",
+                        rest: "Malformed request: body, argument, filter or option (PGRST100/102/107/108/122/123/127/200/204, 22xxx, 23xxx, 42703, 42804), or an answer over the response-size limit (PGRST190)",
                         auth: "Invalid body or parameters (bad_json, validation_failed, captcha_failed, refresh_token_not_found, refresh_token_already_used)"),
             SharedError(status: 401, suffix: "Unauthorized",
                         rest: "No or wrong apikey, bad or expired token (PGRST000/301/303, PT401), or the request ran as anon and was refused (42501)",
@@ -168,10 +168,14 @@ extension OpenAPIDocument {
                              ["type": "string"])),
         ]
         for shape in RowShape.all {
-            parameters.append(("select" + shape.optionSuffix, query("select", "Columns to return: *, column, or alias:column, comma-separated",
-                                                                    ["type": "string", "pattern": .string(shape.selectPattern)])))
-            parameters.append(("order" + shape.optionSuffix, query("order", "column[.asc|.desc][.nullsfirst|.nullslast], comma-separated",
-                                                                  ["type": "string", "pattern": .string(shape.orderPattern)])))
+            parameters.append(("select" + shape.optionSuffix, query("select", "Columns to return: *, column, or alias:column, comma-separated; "
+                                                                        + "each output name at most once and at most \(ReadOptions.Limits.maxSelectItems) items, else 400 PGRST100",
+                                                                    ["type": "string", "pattern": .string(shape.selectPattern),
+                                                                     "maxLength": .number(JSONNumber(ReadOptions.Limits.maxSelectBytes))])))
+            parameters.append(("order" + shape.optionSuffix, query("order", "column[.asc|.desc][.nullsfirst|.nullslast], comma-separated; "
+                                                                       + "at most \(ReadOptions.Limits.maxOrderTerms) terms, else 400 PGRST100",
+                                                                  ["type": "string", "pattern": .string(shape.orderPattern),
+                                                                   "maxLength": .number(JSONNumber(ReadOptions.Limits.maxOrderBytes))])))
         }
         var seen: Set<String> = []
         for column in RowShape.all.flatMap(\.columns) where seen.insert(column.name).inserted {

@@ -65,14 +65,15 @@ struct QuoteQuery: Sendable, Equatable {
             switch key {
             case "rate_kind": quote.rateKind = text
             case "starts_at":
-                guard text.wholeMatch(of: startsAtForm) != nil, Timestamp.microseconds(text) != nil else {
+                guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: startsAtForm) != nil,
+                      Timestamp.microseconds(text) != nil else {
                     return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: "
                                                     + "\"\(JSONBody.printable(String(text.prefix(60))))\"",
                                                 hint: "starts_at is ISO 8601, e.g. 2026-03-02T17:30:00-05:00; without an offset it is UTC"))
                 }
                 quote.startsAt = text
             default:
-                guard text.wholeMatch(of: durationForm) != nil else {
+                guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: durationForm) != nil else {
                     return .failure(.badRequest("22023", "duration must be an ISO 8601 duration of more than 0 and at most 366 days: "
                                                     + "PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H]",
                                                 details: "Got '\(JSONBody.printable(String(text.prefix(60))))'",
@@ -83,6 +84,10 @@ struct QuoteQuery: Sendable, Equatable {
         }
         return .success(quote)
     }
+
+    /// The longest `starts_at` or `duration` worth matching (the longest valid ones have 32 and 11
+    /// characters): a longer one is refused before the regular expression sees it.
+    static let maxArgumentBytes = 64
 
     /// The `starts_at` pricesvc passes on: ISO 8601 as `Timestamp` reads it (a date, or a date and time to
     /// the microsecond with an optional offset; year 0 is no year to PostgreSQL). Checked here, before the database,

@@ -17,6 +17,26 @@ struct ReadOptions: Sendable {
     var format = ResultFormat.json(stripNulls: false)
     var countExact = false
 
+    /// What one request may ask, so that reading and applying the options costs a bounded amount
+    /// whatever a client sends, and no number it sends reaches arithmetic that could trap. Each is far
+    /// above what a legitimate read needs (the results have at most 10 columns and 200 rows); going
+    /// past one is a 400 that names it (docs/api.md).
+    enum Limits {
+        /// `limit`, `offset` and the `Range` bounds: integers up to 2^31-1, so page arithmetic stays
+        /// far from `Int`'s range. A `Range` bound beyond it reads as this (no result has that many rows).
+        static let maxIndex = Int(Int32.max)
+        static let maxSelectBytes = 1024
+        /// Items of `select` (each `*` counts once). Every output name may appear only once.
+        static let maxSelectItems = 32
+        static let maxOrderBytes = 1024
+        static let maxOrderTerms = 16
+        /// Horizontal filters (`column=op.value`) per request.
+        static let maxFilters = 32
+        /// One filter's value, e.g. a long `in.(…)` list.
+        static let maxFilterBytes = 8192
+        static let maxListItems = 256
+    }
+
     /// The operators pricesvc implements; PostgREST's others are refused with PGRST127.
     static let operators = "eq, neq, gt, gte, lt, lte, in, is (and not.<operator>)"
 
@@ -58,6 +78,13 @@ struct ReadOptions: Sendable {
                                        hint: "Results of \(relation) embed nothing; filter, order and limit on its own columns")
                     }
                     if let parsed {
+                        guard options.filters.count < Limits.maxFilters else {
+                            throw tooLong("filters", "at most \(Limits.maxFilters) filters in one request")
+                        }
+                        guard value.utf8.count <= Limits.maxFilterBytes else {
+                            throw tooLong("filter on \(JSONBody.printable(String(key.prefix(60))))",
+                                          "a filter's value is at most \(Limits.maxFilterBytes) bytes")
+                        }
                         options.filters.append(try filter(key, parsed, context))
                     } else if isRead {
                         arguments.append((key, value))
@@ -81,9 +108,14 @@ struct ReadOptions: Sendable {
         APIError(status: 400, code: "PGRST127", message: "Feature not implemented", details: details)
     }
 
+    /// A read option that is over one of `Limits`: 400 PGRST100 naming the option and the limit.
+    static func tooLong(_ option: String, _ limit: String) -> APIError {
+        APIError(status: 400, code: "PGRST100", message: "\(option) is over pricesvc's limit", details: limit)
+    }
+
     /// An integer up to 2^31-1, so no page arithmetic can overflow; a negative limit is PostgREST's 416.
     private static func integer(_ text: String, name: String) throws(APIError) -> Int {
-        guard let number = Int(text.trimmingSpaces), number <= Int(Int32.max), number >= -Int(Int32.max) else {
+        guard let number = Int(text.trimmingSpaces), number <= Limits.maxIndex, number >= -Limits.maxIndex else {
             throw APIError(status: 400, code: "PGRST100", message: "failed to parse \(name) parameter (\(JSONBody.printable(text)))",
                            details: "\(name) must be an integer up to 2147483647")
         }
@@ -92,10 +124,30 @@ struct ReadOptions: Sendable {
 
     // MARK: select
 
+    /// Each output name at most once: `select=*,*,…` would otherwise repeat every column per star and
+    /// turn a 15 KB request into a 55 MB answer (issue 19), and a JSON object with a key twice is
+    /// read differently by different clients.
     private static func parseSelect(_ text: String, _ context: ColumnLookup) throws(APIError) -> [(name: String, column: Int)] {
         var selected: [(name: String, column: Int)] = []
         guard !text.isEmpty else { return selected }
-        for rawItem in topLevelItems(text) {
+        guard text.utf8.count <= Limits.maxSelectBytes else {
+            throw tooLong("select", "select is at most \(Limits.maxSelectBytes) bytes (got \(text.utf8.count))")
+        }
+        let items = topLevelItems(text)
+        guard items.count <= Limits.maxSelectItems else {
+            throw tooLong("select", "select has at most \(Limits.maxSelectItems) items (got \(items.count))")
+        }
+        var names: Set<String> = []
+        func add(_ name: String, _ column: Int, item: String) throws(APIError) {
+            guard names.insert(name).inserted else {
+                throw APIError(status: 400, code: "PGRST100",
+                               message: "failed to parse select parameter: '\(JSONBody.printable(item))' repeats '\(JSONBody.printable(name))'",
+                               details: "each column or alias may appear once in select; * already includes every column",
+                               hint: "Select each column once, or give the repeat another alias (alias:column)")
+            }
+            selected.append((name, column))
+        }
+        for rawItem in items {
             let item = rawItem.trimmingSpaces
             let parseError = APIError(status: 400, code: "PGRST100", message: "failed to parse select parameter (\(JSONBody.printable(text)))",
                                       details: "each item is *, a column, or alias:column")
@@ -115,7 +167,7 @@ struct ReadOptions: Sendable {
             if item.contains("::") { throw notImplemented("casts in select (\(JSONBody.printable(item))) are not implemented") }
             if item.contains("->") { throw notImplemented("JSON paths in select (\(JSONBody.printable(item))) are not implemented") }
             if item == "*" {
-                selected += context.columns.enumerated().map { ($0.element.name, $0.offset) }
+                for (index, column) in context.columns.enumerated() { try add(column.name, index, item: item) }
                 continue
             }
             var alias: String?
@@ -125,7 +177,7 @@ struct ReadOptions: Sendable {
                 name = String(item[item.index(after: colon)...]).trimmingSpaces
                 guard let label = alias, !label.isEmpty, !name.isEmpty, name != "*" else { throw parseError }
             }
-            selected.append((alias ?? name, try context.index(of: name)))
+            try add(alias ?? name, try context.index(of: name), item: item)
         }
         return selected
     }
@@ -155,7 +207,14 @@ struct ReadOptions: Sendable {
 
     private static func parseOrder(_ text: String, _ context: ColumnLookup) throws(APIError) -> [OrderTerm] {
         var terms: [OrderTerm] = []
-        for rawTerm in text.split(separator: ",", omittingEmptySubsequences: false) {
+        guard text.utf8.count <= Limits.maxOrderBytes else {
+            throw tooLong("order", "order is at most \(Limits.maxOrderBytes) bytes (got \(text.utf8.count))")
+        }
+        let rawTerms = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard rawTerms.count <= Limits.maxOrderTerms else {
+            throw tooLong("order", "order has at most \(Limits.maxOrderTerms) terms (got \(rawTerms.count))")
+        }
+        for rawTerm in rawTerms {
             let term = rawTerm.trimmingSpaces
             let parseError = APIError(status: 400, code: "PGRST100", message: "failed to parse order (\(JSONBody.printable(text)))",
                                       details: "each term is column[.asc|.desc][.nullsfirst|.nullslast]")
@@ -305,6 +364,9 @@ struct ReadOptions: Sendable {
         case .compare(let comparison, let operand, let negated):
             return RowFilter(column: column, negated: negated, test: .compare(comparison, try typed(operand)))
         case .list(let items, let negated):
+            guard items.count <= Limits.maxListItems else {
+                throw tooLong("in list of \(JSONBody.printable(key))", "an in.(…) list has at most \(Limits.maxListItems) items (got \(items.count))")
+            }
             var values: [TypedValue] = []
             for item in items { values.append(try typed(item)) }
             return RowFilter(column: column, negated: negated, test: .oneOf(values))
@@ -393,16 +455,24 @@ struct OrderTerm: Sendable, Equatable {
 
 /// The page asked for with `limit`/`offset` and (GET only, as RFC 9110 and PostgREST say) the
 /// `Range` header, combined as PostgREST combines them: their intersection.
+///
+/// Every bound is within `0 ... ReadOptions.Limits.maxIndex` (2^31-1) whatever is passed in, so the
+/// page arithmetic here and in `render` cannot overflow (issue 19: `Range: 0-9223372036854775807`
+/// trapped in `upper + 1` and took the process down).
 struct RowRange: Sendable, Equatable {
+    static let maxIndex = ReadOptions.Limits.maxIndex
+
     var lower = 0
-    /// Inclusive; nil is unbounded.
+    /// Inclusive; nil is unbounded. At least `lower - 1` (an empty page) once checked.
     var upper: Int?
 
     init() {}
 
     init(limit: Int?, offset: Int?, header: String?) throws(APIError) {
-        lower = offset ?? 0
+        // Clamped again here so that no caller can hand this type a number outside the domain.
+        lower = Self.clamp(offset ?? 0)
         if let limit {
+            let limit = min(max(limit, -Self.maxIndex), Self.maxIndex)
             if limit == 0 {
                 upper = lower - 1
                 return
@@ -410,10 +480,11 @@ struct RowRange: Sendable, Equatable {
             upper = lower + limit - 1
         }
         var headerIsEmpty = false
-        if let header, let (from, to) = Self.parseHeader(header) {
-            if let to, to < from { headerIsEmpty = true }
-            lower = max(lower, from)
-            if let to { upper = min(upper ?? to, to) }
+        if let header, let bounds = Self.parseHeader(header) {
+            // Decided on the exact bounds: clamping can make a backwards range look like one row.
+            if bounds.backwards { headerIsEmpty = true; upper = -1 }
+            lower = max(lower, bounds.from)
+            if let to = bounds.to { upper = min(upper ?? to, to) }
         }
         if let upper, upper < lower {
             throw APIError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
@@ -422,14 +493,36 @@ struct RowRange: Sendable, Equatable {
         }
     }
 
-    /// `Range: 0-9` or `Range: 10-`; anything else is ignored, as PostgREST ignores it.
-    static func parseHeader(_ text: String) -> (Int, Int?)? {
-        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
-              let from = Int(parts[0]) else { return nil }
-        if parts[1].isEmpty { return (from, nil) }
-        guard let to = Int(parts[1]) else { return nil }
-        return (from, to)
+    private static func clamp(_ value: Int) -> Int { min(max(value, 0), maxIndex) }
+
+    /// `Range: 0-9` or `Range: 10-`; anything else is ignored, as PostgREST ignores it. Bounds of any
+    /// length are read (PostgREST reads them as unbounded integers) and clamped to `maxIndex`;
+    /// `backwards` compares them exactly, before clamping.
+    static func parseHeader(_ text: String) -> (from: Int, to: Int?, backwards: Bool)? {
+        let parts = text.utf8.split(separator: UInt8(ascii: "-"), maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 4096, parts[1].count <= 4096,
+              let from = saturatingDecimal(parts[0]) else { return nil }
+        if parts[1].isEmpty { return (from, nil, false) }
+        guard let to = saturatingDecimal(parts[1]) else { return nil }
+        return (from, to, decimalLess(parts[1], parts[0]))
+    }
+
+    /// ASCII digits as a number, saturating at `maxIndex`; nil for anything else (signs, spaces, empty).
+    static func saturatingDecimal(_ digits: Substring.UTF8View) -> Int? {
+        guard !digits.isEmpty else { return nil }
+        var value = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = min(value * 10 + Int(byte - UInt8(ascii: "0")), maxIndex)
+        }
+        return value
+    }
+
+    /// Whether the digit string `a` is a smaller number than `b`, exactly, at any length.
+    private static func decimalLess(_ a: Substring.UTF8View, _ b: Substring.UTF8View) -> Bool {
+        let a = a.drop { $0 == UInt8(ascii: "0") }, b = b.drop { $0 == UInt8(ascii: "0") }
+        if a.count != b.count { return a.count < b.count }
+        return a.lexicographicallyPrecedes(b)
     }
 }
 
@@ -480,6 +573,3 @@ enum ResultFormat: Sendable, Equatable {
     }
 }
 
-private extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
-}

@@ -102,11 +102,11 @@ extension PriceService {
     /// order; the read options are applied to its rows on the worker, as PostgREST applies them to a
     /// function's result. Read-only, so a replica may answer it.
     func functionRowsPlan(_ call: Query, columns: [ResultColumn], options: ReadOptions, caller: Caller) -> DatabasePlan {
-        let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
+        let (role, retryAfter, maxBytes) = (caller.role, settings.unavailableRetryAfter, settings.maxResponseBytes)
         return DatabasePlan([caller.identityQuery, call], readOnly: true) { outcome in
             switch outcome {
             case .success(let results):
-                return options.render(ResultSet(columns: columns, rows: results.last?.rows ?? []))
+                return options.render(ResultSet(columns: columns, rows: results.last?.rows ?? []), maxBytes: maxBytes)
             case .failure(let error):
                 return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
             }

@@ -6,7 +6,12 @@ extension ReadOptions {
     /// negotiated media type, `Content-Range` (with the total under `count=exact`), 206 for a
     /// partial page of a counted result, 416 past its end, 406 PGRST116 for a single object
     /// that is not exactly one row. Runs on the worker; pure.
-    func render(_ result: ResultSet) -> HTTPResponse {
+    ///
+    /// - Parameter maxBytes: the largest body answered (`PRICESVC_MAX_RESPONSE_BYTES`). A larger one is
+    ///   400 `PGRST190`, decided from a lower bound of the size before anything is written, or else
+    ///   as soon as the writer passes the cap: the body is never built whole (issue 19: ten clients
+    ///   asking for 55 MB answers took the process to 1 GiB).
+    func render(_ result: ResultSet, maxBytes: Int = ServiceSettings.defaultMaxResponseBytes) -> HTTPResponse {
         let types = result.columns.map(\.type)
         guard result.rows.allSatisfy({ $0.count == types.count }) else {
             // The function's columns changed under the service: refuse rather than misread them.
@@ -36,7 +41,8 @@ extension ReadOptions {
         }
         let total = rows.count
         let lower = range.lower
-        let end = range.upper.map { min($0 + 1, total) } ?? total
+        // `upper < total` before adding: bounds are at most 2^31-1 (RowRange), but no trap must be reachable here.
+        let end = range.upper.map { $0 < total ? $0 + 1 : total } ?? total
         let page = lower < end ? Array(rows[lower..<end]) : []
 
         if case .object = format, page.count != 1 {
@@ -59,23 +65,48 @@ extension ReadOptions {
         if countExact { headers.append(("Preference-Applied", "count=exact")) }
 
         let columns = select ?? result.columns.enumerated().map { ($0.element.name, $0.offset) }
+        // A lower bound of each row's size (JSON keys and braces, CSV separators): a page that must pass the
+        // cap is refused before anything is written.
+        let leastPerRow: Int
+        switch format {
+        case .json(stripNulls: false), .object(stripNulls: false): leastPerRow = columns.reduce(2) { $0 + $1.name.utf8.count + 4 }
+        case .json, .object: leastPerRow = 3
+        case .csv: leastPerRow = columns.count
+        }
+        guard page.count <= maxBytes / max(leastPerRow, 1) else { return Self.tooLarge(maxBytes, rows: page.count) }
         switch format {
         case .csv:
+            guard let text = Self.csv(page, columns: columns, maxBytes: maxBytes) else {
+                return Self.tooLarge(maxBytes, rows: page.count)
+            }
             return HTTPResponse(status: status, headers: [("Content-Type", "text/csv; charset=utf-8")] + headers,
-                                body: Array(Self.csv(page, columns: columns).utf8))
+                                body: Array(text.utf8))
         case .json(let stripNulls):
-            var writer = JSONWriter(capacity: 200 * page.count + 2)
+            var writer = JSONWriter(capacity: min(200 * page.count + 2, maxBytes))
             writer.beginArray()
-            for row in page { Self.object(row, columns: columns, types: types, stripNulls: stripNulls, into: &writer) }
+            for row in page {
+                Self.object(row, columns: columns, types: types, stripNulls: stripNulls, into: &writer)
+                if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
+            }
             writer.endArray()
             let media = stripNulls ? "application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8" : "application/json; charset=utf-8"
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
         case .object(let stripNulls):
             var writer = JSONWriter(capacity: 256)
             Self.object(page[0], columns: columns, types: types, stripNulls: stripNulls, into: &writer)
+            if writer.bytes.count > maxBytes { return Self.tooLarge(maxBytes, rows: 1) }
             let media = "application/vnd.pgrst.object+json\(stripNulls ? "; nulls=stripped" : ""); charset=utf-8"
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
         }
+    }
+
+    /// The answer when a body would pass `PRICESVC_MAX_RESPONSE_BYTES`. PostgREST has no such limit
+    /// (it has `db-max-rows`, which truncates silently); 400 like its PGRST124 (max-affected), with a
+    /// code of pricesvc's own outside PostgREST's range, and a hint at what makes the answer smaller.
+    static func tooLarge(_ maxBytes: Int, rows: Int) -> HTTPResponse {
+        APIError(status: 400, code: "PGRST190", message: "Response is larger than the server's limit of \(maxBytes) bytes",
+                 details: "The \(rows) rows asked for, with the columns selected, make a body over \(maxBytes) bytes",
+                 hint: "Select fewer columns, filter, or page with limit/offset or Range").response
     }
 
     /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601.
@@ -100,12 +131,15 @@ extension ReadOptions {
 
     /// PostgREST's CSV: a header line of column names, then one line per row with each value in
     /// PostgreSQL's text output, quoted the way a record's fields are (NULL is empty).
-    static func csv(_ rows: [[String?]], columns: [(name: String, column: Int)]) -> String {
-        var lines = [columns.map(\.name).joined(separator: ",")]
+    /// `nil` as soon as the text passes `maxBytes`.
+    static func csv(_ rows: [[String?]], columns: [(name: String, column: Int)], maxBytes: Int = .max) -> String? {
+        var text = columns.map(\.name).joined(separator: ",")
         for row in rows {
-            lines.append(columns.map { row[$0.column].map(csvField) ?? "" }.joined(separator: ","))
+            text += "\n"
+            text += columns.map { row[$0.column].map(csvField) ?? "" }.joined(separator: ",")
+            if text.utf8.count > maxBytes { return nil }
         }
-        return lines.joined(separator: "\n")
+        return text.utf8.count > maxBytes ? nil : text
     }
 
     /// record_out's rule: quote when empty or holding `"`, `\`, `(`, `)`, `,` or white space;

@@ -9,6 +9,12 @@ public struct ServiceSettings: Sendable {
     public var refreshWindowSeconds = 300
     public var refreshReuseSeconds = 10
     public var userMetadataMaxBytes = 1024
+    /// The largest response body a function's result may make (`PRICESVC_MAX_RESPONSE_BYTES`); larger
+    /// is 400 PGRST190, refused before the body is built. The widest legitimate answer, every rate kind
+    /// of 50 locations from `price_medians` with every column and 200-character ids of 4-byte characters,
+    /// measures 195 001 bytes (50 such quotes: 57 151); `ClientInputBoundsTests` keeps it under a quarter.
+    public var maxResponseBytes = ServiceSettings.defaultMaxResponseBytes
+    public static let defaultMaxResponseBytes = 1 << 20
     /// `Retry-After` sent with 503 while the database is unreachable.
     public var unavailableRetryAfter = 1
     /// Which web origins may call the API from a browser (`*` by default, as Supabase).
