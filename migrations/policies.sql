@@ -189,6 +189,8 @@ revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, tim
 revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
 revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
 revoke all on function private.cds_max_stay() from public;
+revoke all on function private.cds_max_location_days() from public;
+revoke all on function private.cds_check_location_days(text[], interval) from public;
 revoke all on function private.cds_price_quotes(text[], text, timestamptz, interval) from public;
 
 -- Reporters (through the service) and analysts price stays; the comparison lists every location: analysts.

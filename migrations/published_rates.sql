@@ -259,14 +259,22 @@ revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, tim
 --    rule for the general public (no user_classes, or only car; a car rule beats an everyone rule; a
 --    policy for named data source operators has none).
 --    No such policy: the feed regulates nothing then, so parking is allowed and free.
--- 3. Consecutive pieces under one rule form a run; runs are cut again by rate tiers (start_duration and
---    end_duration count rate units from the stay's start). Each (run, tier) is charged rate per unit,
---    prorated (rolling) or per local calendar unit touched (calendar), after rounding up to whole
---    increment_duration units. Sums are exact: fixed units are kept in week-microsecond fractions.
--- 4. Total: rounded up to a minor unit once, then to a multiple of the largest increment_amount among the
---    tiers charged, then capped at the smallest maximum_fee among them.
--- Not allowed: a governing activity other than parking (no_parking), time under a rule past its max_stay
--- counted from the stay's start (max_stay), or a stay that outlives the zone's end_date (no_data).
+--    Whether a span matches depends only on the piece's local weekday, day of month (when a span names
+--    days of month), month (when a span names months), local time of day, and on which side of each
+--    span date it lies: the governing rule is looked up once per such pattern, not once per piece, so a
+--    year-long stay costs a few dozen lookups, not thousands.
+-- 3. Consecutive pieces under one rule form a run. The stay stops at the first run that is not allowed:
+--    a governing activity other than parking (no_parking), time under a rule past its max_stay counted
+--    from the stay's start (max_stay), or time past the zone's end_date (no_data); at the same instant,
+--    in that order. Nothing is charged then. The stay's first day is looked at first, alone: a stay that
+--    stops within it costs a day's work however long it was meant to be.
+-- 4. Runs are cut again by rate tiers (start_duration and end_duration count rate units from the stay's
+--    start). Each (run, tier) is charged rate per unit, prorated (rolling) or per local calendar unit
+--    touched (calendar), after rounding up to whole increment_duration units. Sums are exact: fixed
+--    units are kept in week-microsecond fractions.
+-- 5. Total: rounded up to a minor unit once, then to a multiple of the largest increment_amount among the
+--    tiers charged, then capped at the smallest maximum_fee among them. A total beyond 2^53 - 1 (what a
+--    JSON client holds exactly) is a feed error (22003), as is any arithmetic the feed's values overflow.
 create or replace function private.cds_stay(p_source text, p_zone uuid, p_start timestamptz, p_end timestamptz)
     returns table(cost_cents bigint, allowed boolean, reason text)
     language plpgsql stable set search_path = ''
@@ -275,42 +283,51 @@ as $$
 declare
     tz pg_catalog.text;
     zone_end pg_catalog.timestamptz;
-    cuts pg_catalog.timestamptz[];
-    piece_start pg_catalog.timestamptz;
-    governing record;
     -- Runs: consecutive pieces under one rule (policy null: nothing governs).
-    run_policy pg_catalog.uuid[] := '{}';
-    run_rule integer[] := '{}';
-    run_from pg_catalog.timestamptz[] := '{}';
-    run_to pg_catalog.timestamptz[] := '{}';
-    n integer := 0;
-    i integer;
-    no_parking boolean := false;
-    over_max_stay boolean := false;
+    run_policy pg_catalog.uuid[];
+    run_rule integer[];
+    run_from pg_catalog.timestamptz[];
+    run_to pg_catalog.timestamptz[];
+    stop_reason pg_catalog.text;
+    window_end pg_catalog.timestamptz;
     week_us constant numeric := 604800000000;
     scaled numeric;
     largest_increment integer;
     smallest_maximum integer;
-    total bigint;
+    total numeric;
 begin
     select s.time_zone, z.end_date into tz, zone_end
     from cds.zones z join cds.sources s on s.source = z.source
     where z.source = p_source and z.curb_zone_id = p_zone;
 
-    cuts := array(
-        with days as (
-            select d::pg_catalog.date as day
-            from pg_catalog.generate_series(pg_catalog.timezone(tz, p_start)::pg_catalog.date - 1,
-                                            pg_catalog.timezone(tz, p_end)::pg_catalog.date + 1,
-                                            pg_catalog.make_interval(days => 1)) d
-        ),
-        spans as (
+    -- First the stay's first day alone: most stays that are not allowed stop within it (a max_stay of
+    -- hours, a no-parking window), and then the rest of a year-long stay is never looked at.
+    window_end := least(p_end, p_start + interval '1 day');
+    loop
+        with spans as (
             select s.* from cds.time_spans s
             join cds.zone_policies zp on zp.source = s.source and zp.curb_policy_id = s.curb_policy_id
             where zp.source = p_source and zp.curb_zone_id = p_zone
         ),
+        -- Span dates: which side of each a piece lies on is part of its pattern.
+        span_dates as (
+            select array(select distinct d from spans s, lateral (values (s.start_date), (s.end_date)) v(d)
+                         where d is not null order by d) as bounds,
+                   exists (select from spans s where s.days_of_month is not null) as uses_day_of_month,
+                   exists (select from spans s where s.months is not null) as uses_month
+        ),
+        days as (
+            select d::pg_catalog.date as day
+            from pg_catalog.generate_series(pg_catalog.timezone(tz, p_start)::pg_catalog.date - 1,
+                                            pg_catalog.timezone(tz, window_end)::pg_catalog.date + 1,
+                                            pg_catalog.make_interval(days => 1)) d
+        ),
         candidates as (
-            select pg_catalog.timezone(tz, d.day::pg_catalog.timestamp) as at from days d
+            select p_start as at
+            union all
+            select window_end
+            union all
+            select pg_catalog.timezone(tz, d.day::pg_catalog.timestamp) from days d
             union all
             select pg_catalog.timezone(tz, d.day + s.time_of_day_start) from days d, spans s
             where s.time_of_day_start is not null
@@ -332,66 +349,135 @@ begin
                   - pg_catalog.timezone('UTC', pg_catalog.timezone(tz, d.day::pg_catalog.timestamp))
                <> pg_catalog.timezone(tz, pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp))
                   - pg_catalog.timezone('UTC', pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp))
+        ),
+        cuts as (
+            select distinct c.at from candidates c where c.at >= p_start and c.at <= window_end
+        ),
+        pieces as (
+            select c.at as piece_from, pg_catalog.lead(c.at) over (order by c.at) as piece_to,
+                   pg_catalog.timezone(tz, c.at) as local_at
+            from cuts c
+        ),
+        -- What cds_span_matches reads of a piece's start, and nothing else.
+        patterned as (
+            select p.piece_from, p.piece_to,
+                   pg_catalog.date_part('dow', p.local_at)::integer as dow,
+                   -- 0: no span reads it (so every day is alike there).
+                   case when sd.uses_day_of_month then pg_catalog.date_part('day', p.local_at)::integer else 0 end as day_of_month,
+                   case when sd.uses_month then pg_catalog.date_part('month', p.local_at)::integer else 0 end as month,
+                   p.local_at::pg_catalog.time as time_of_day,
+                   (select pg_catalog.count(*) from pg_catalog.unnest(sd.bounds) b where b <= p.piece_from) as date_side
+            from pieces p, span_dates sd
+            where p.piece_to is not null
+        ),
+        patterns as (
+            select pg_catalog.min(p.piece_from) as sample_at, p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
+            from patterned p
+            group by p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
+        ),
+        -- Materialized: otherwise the planner may look the rule up once per piece after the join below.
+        governed_patterns as materialized (
+            select pt.dow, pt.day_of_month, pt.month, pt.time_of_day, pt.date_side, g.curb_policy_id, g.rule_index
+            from patterns pt
+            left join lateral (
+                select p.curb_policy_id, r.rule_index
+                from cds.zone_policies zp
+                join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
+                join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+                where zp.source = p_source and zp.curb_zone_id = p_zone
+                  and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
+                  and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
+                  and (not exists (select from cds.time_spans s
+                                   where s.source = p.source and s.curb_policy_id = p.curb_policy_id)
+                       or exists (select from cds.time_spans s
+                                  where s.source = p.source and s.curb_policy_id = p.curb_policy_id
+                                    and private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at))))
+                order by p.priority, pg_catalog.cardinality(r.user_classes) desc nulls last, p.curb_policy_id, r.rule_index
+                limit 1) g on true
+        ),
+        governed as (
+            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index,
+                   -- A new run starts where the rule changes (gaps and islands).
+                   case when pg_catalog.lag(g.curb_policy_id) over w is not distinct from g.curb_policy_id
+                         and pg_catalog.lag(g.rule_index) over w is not distinct from g.rule_index
+                         and pg_catalog.lag(p.piece_from) over w is not null
+                        then 0 else 1 end as starts_run
+            from patterned p
+            join governed_patterns g
+              on g.dow = p.dow and g.day_of_month = p.day_of_month and g.month = p.month
+             and g.time_of_day = p.time_of_day and g.date_side = p.date_side
+            window w as (order by p.piece_from)
+        ),
+        numbered as (
+            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
+            from governed g
+        ),
+        runs as (
+            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+                   pg_catalog.max(n.piece_to) as run_to
+            from numbered n
+            group by n.run, n.curb_policy_id, n.rule_index
         )
-        select distinct c.at from candidates c
-        where c.at > p_start and c.at < p_end
-        order by c.at);
-    cuts := array[p_start] || cuts || p_end;
+        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
+               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+          into run_policy, run_rule, run_from, run_to
+        from runs r;
 
-    for i in 1 .. pg_catalog.cardinality(cuts) - 1 loop
-        piece_start := cuts[i];
-        select p.curb_policy_id, r.rule_index into governing
-        from cds.zone_policies zp
-        join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
-        join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
-        where zp.source = p_source and zp.curb_zone_id = p_zone
-          and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
-          and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
-          and (not exists (select from cds.time_spans s
-                           where s.source = p.source and s.curb_policy_id = p.curb_policy_id)
-               or exists (select from cds.time_spans s
-                          where s.source = p.source and s.curb_policy_id = p.curb_policy_id
-                            and private.cds_span_matches(s, piece_start, pg_catalog.timezone(tz, piece_start))))
-        order by p.priority, pg_catalog.cardinality(r.user_classes) desc nulls last, p.curb_policy_id, r.rule_index
-        limit 1;
-        if n > 0 and run_policy[n] is not distinct from governing.curb_policy_id
-                 and run_rule[n] is not distinct from governing.rule_index then
-            run_to[n] := cuts[i + 1];
-        else
-            n := n + 1;
-            run_policy[n] := governing.curb_policy_id;
-            run_rule[n] := governing.rule_index;
-            run_from[n] := piece_start;
-            run_to[n] := cuts[i + 1];
+        -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
+        -- max_stay is worked out once per rule, not per run.
+        with rules as (
+            select u.policy, u.rule_index, pg_catalog.min(u.run_from) as first_from, pg_catalog.max(u.run_to) as last_to
+            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                            pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+            where u.policy is not null
+            group by u.policy, u.rule_index
+        ),
+        stops as (
+            select x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
+            from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy and r.rule_index = x.rule_index
+            where r.activity <> 'parking'
+            union all
+            select y.limit_at, 2, 'max_stay'
+            from (select x.policy, x.rule_index, private.cds_after(p_start, r.max_stay_unit, r.max_stay, tz) as limit_at
+                  from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy
+                                               and r.rule_index = x.rule_index
+                  where r.max_stay is not null and r.activity = 'parking') y
+            cross join lateral (
+                select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
+                from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                                pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+                where u.policy = y.policy and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
+            where w.at is not null
+            union all
+            select zone_end, 3, 'no_data' where zone_end < window_end
+        )
+        select s.reason into stop_reason from stops s order by s.at, s.rank limit 1;
+
+        if stop_reason is not null then
+            return query select null::pg_catalog.int8, false, stop_reason;
+            return;
         end if;
+        exit when window_end = p_end;
+        window_end := p_end;
     end loop;
 
-    select pg_catalog.bool_or(r.activity <> 'parking'),
-           pg_catalog.bool_or(r.max_stay is not null
-                              and u.run_to > private.cds_after(p_start, r.max_stay_unit, r.max_stay, tz))
-      into no_parking, over_max_stay
-    from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_to))
-         as u(policy, rule_index, run_to)
-    join cds.rules r on r.source = p_source and r.curb_policy_id = u.policy and r.rule_index = u.rule_index;
-
-    if coalesce(no_parking, false) then
-        return query select null::pg_catalog.int8, false, 'no_parking'::pg_catalog.text;
-        return;
-    elsif coalesce(over_max_stay, false) then
-        return query select null::pg_catalog.int8, false, 'max_stay'::pg_catalog.text;
-        return;
-    elsif zone_end < p_end then
-        return query select null::pg_catalog.int8, false, 'no_data'::pg_catalog.text;
-        return;
-    end if;
-
-    with pieces as (
-        select t.*, greatest(u.run_from, private.cds_after(p_start, t.rate_unit, t.start_duration, tz)) as piece_from,
-               least(u.run_to, case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
-                                    else private.cds_after(p_start, t.rate_unit, t.end_duration, tz) end) as piece_to
-        from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
-                       pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
-        join cds.rates t on t.source = p_source and t.curb_policy_id = u.policy and t.rule_index = u.rule_index
+    with runs as (
+        select u.* from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                                   pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+    ),
+    -- Each tier's bounds once, not once per run.
+    tiers as materialized (
+        select t.*, private.cds_after(p_start, t.rate_unit, t.start_duration, tz) as tier_from,
+               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
+                    else private.cds_after(p_start, t.rate_unit, t.end_duration, tz) end as tier_to
+        from cds.rates t
+        where t.source = p_source
+          and exists (select from runs u where u.policy = t.curb_policy_id and u.rule_index = t.rule_index)
+    ),
+    pieces as (
+        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
+        from runs u
+        join tiers t on t.curb_policy_id = u.policy and t.rule_index = u.rule_index
     ),
     charged as (
         select p.*,
@@ -424,19 +510,27 @@ begin
       into scaled, largest_increment, smallest_maximum
     from charged c;
 
-    total := pg_catalog.ceil(coalesce(scaled, 0) / week_us)::pg_catalog.int8;
+    total := pg_catalog.ceil(coalesce(scaled, 0) / week_us);
     if largest_increment is not null then
-        total := (pg_catalog.ceil(total / largest_increment::numeric) * largest_increment)::pg_catalog.int8;
+        total := pg_catalog.ceil(total / largest_increment::numeric) * largest_increment;
     end if;
     if smallest_maximum is not null then
         total := least(total, smallest_maximum);
     end if;
-    return query select total, true, null::pg_catalog.text;
+    if total > 9007199254740991 then
+        raise exception using errcode = '22003',
+            message = pg_catalog.format('published cost %s is beyond 2^53 - 1 cents', total);
+    end if;
+    return query select total::pg_catalog.int8, true, null::pg_catalog.text;
 end
 $$;
 revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
 
 -- Published costs of one stay for any number of locations: the zone valid at the stay's start.
+-- Each location is priced on its own: a zone whose values the engine cannot compute with (an overflow,
+-- a total beyond 2^53 - 1: a feed the importer's bounds predate, or one loaded around them) answers
+-- reason 'feed_error' for that location, and the other locations of the call are unaffected. A
+-- cancellation (statement timeout) is not caught: it ends the call.
 create or replace function private.cds_published_cost(p_location_ids text[], p_starts_at timestamptz, p_duration interval)
     returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
                   last_updated timestamptz)
@@ -445,6 +539,7 @@ as $$
 #variable_conflict use_column
 declare
     stay_end pg_catalog.timestamptz;
+    zone record;
 begin
     if p_starts_at is null or p_duration is null then
         raise exception using errcode = '22023', message = 'starts_at and duration are required';
@@ -459,18 +554,32 @@ begin
     end if;
     stay_end := p_starts_at + pg_catalog.make_interval(secs => extract(epoch from p_duration)::double precision);
 
-    return query
-    select z.location_id, s.currency, c.cost_cents, c.allowed, c.reason, s.source, s.last_updated
-    from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
-    join lateral (
-        select v.* from cds.zones v
-        where v.location_id = ids.id and v.start_date <= p_starts_at
-          and (v.end_date is null or v.end_date > p_starts_at)
-        order by v.start_date desc
-        limit 1) z on true
-    join cds.sources s on s.source = z.source
-    cross join lateral private.cds_stay(z.source, z.curb_zone_id, p_starts_at, stay_end) c
-    order by z.location_id;
+    for zone in
+        select z.location_id, z.source, z.curb_zone_id, s.currency, s.last_updated
+        from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
+        join lateral (
+            select v.* from cds.zones v
+            where v.location_id = ids.id and v.start_date <= p_starts_at
+              and (v.end_date is null or v.end_date > p_starts_at)
+            order by v.start_date desc
+            limit 1) z on true
+        join cds.sources s on s.source = z.source
+        order by z.location_id
+    loop
+        location_id := zone.location_id;
+        currency := zone.currency;
+        source := zone.source;
+        last_updated := zone.last_updated;
+        begin
+            select c.cost_cents, c.allowed, c.reason into cost_cents, allowed, reason
+            from private.cds_stay(zone.source, zone.curb_zone_id, p_starts_at, stay_end) c;
+        exception when data_exception or program_limit_exceeded then
+            cost_cents := null;
+            allowed := false;
+            reason := 'feed_error';
+        end;
+        return next;
+    end loop;
 end
 $$;
 revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
@@ -481,12 +590,45 @@ create or replace function private.cds_max_stay() returns interval
     return interval '366 days';
 revoke all on function private.cds_max_stay() from public;
 
+-- The most location-days one quote may price: locations × days of the stay (each started day counts).
+-- A year-long stay at a metered location costs about 50 ms (2 shared cores), so the largest call costs
+-- about 0.5 s: 10 year-long stays, or 50 locations for 73 days.
+create or replace function private.cds_max_location_days() returns integer
+    language sql immutable parallel safe
+    return 3660;
+revoke all on function private.cds_max_location_days() from public;
+
+-- 22023 naming the limit when a client's call would price more than cds_max_location_days(): the cost
+-- of a quote grows with locations × days, so both bounds alone still allow 50 year-long stays per call.
+create or replace function private.cds_check_location_days(p_location_ids text[], p_duration interval)
+    returns void
+    language plpgsql immutable set search_path = ''
+as $$
+declare
+    locations integer := (select pg_catalog.count(distinct l.id)::integer from pg_catalog.unnest(p_location_ids) l(id));
+    days integer;
+begin
+    if p_duration is null or p_duration <= interval '0' or p_duration > private.cds_max_stay() then
+        return;  -- cds_published_cost names what is wrong with the duration itself.
+    end if;
+    days := pg_catalog.ceil(extract(epoch from p_duration) / 86400)::integer;
+    if locations * days > private.cds_max_location_days() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('too many location-days: %s locations x %s days = %s, at most %s per call',
+                                        locations, days, locations * days, private.cds_max_location_days()),
+            hint = 'Ask for fewer locations or a shorter stay, or split the call';
+    end if;
+end
+$$;
+revoke all on function private.cds_check_location_days(text[], interval) from public;
+
 ------------------------------------------------------------------------------------------------------
 -- Public functions
 ------------------------------------------------------------------------------------------------------
 
 -- What parking at up to max_median_locations() locations from starts_at for duration costs under the
--- published rates. Locations without a zone valid at starts_at are absent.
+-- published rates, at most cds_max_location_days() location-days per call. Locations without a zone
+-- valid at starts_at are absent.
 create or replace function public.published_cost(location_ids text[], starts_at timestamptz, duration interval)
     returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
                   last_updated timestamptz)
@@ -498,6 +640,7 @@ begin
             message = pg_catalog.format('too many location_ids: %s, at most %s per call',
                                         pg_catalog.cardinality(published_cost.location_ids), private.max_median_locations());
     end if;
+    perform private.cds_check_location_days(published_cost.location_ids, published_cost.duration);
     return query
     select c.location_id, c.currency, c.cost_cents, c.allowed, c.reason, c.source, c.last_updated
     from private.cds_published_cost(coalesce(published_cost.location_ids, '{}'::pg_catalog.text[]),
@@ -526,6 +669,7 @@ begin
             message = pg_catalog.format('too many location_ids: %s, at most %s per call',
                                         pg_catalog.cardinality(ids), private.max_median_locations());
     end if;
+    perform private.cds_check_location_days(ids, p_duration);
     -- The one place an unknown or null rate kind becomes 22023 (medians.sql), as for price_medians; a
     -- plain cast to the domain would fail with the domain's 23514.
     kind := private.rate_kind_argument(coalesce(p_rate_kind, ''));
