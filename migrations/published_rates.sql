@@ -380,24 +380,30 @@ begin
             from patterned p
             group by p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
         ),
+        -- The zone's rules for the general public, with their policy's spans: read once, then every
+        -- pattern is matched against this handful instead of the whole of cds.rules and cds.time_spans.
+        zone_rules as materialized (
+            select p.curb_policy_id, r.rule_index, p.priority, pg_catalog.cardinality(r.user_classes) as classes,
+                   array(select s from cds.time_spans s
+                         where s.source = p.source and s.curb_policy_id = p.curb_policy_id) as spans
+            from cds.zone_policies zp
+            join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
+            join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+            where zp.source = p_source and zp.curb_zone_id = p_zone
+              and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
+              and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
+        ),
         -- Materialized: otherwise the planner may look the rule up once per piece after the join below.
         governed_patterns as materialized (
             select pt.dow, pt.day_of_month, pt.month, pt.time_of_day, pt.date_side, g.curb_policy_id, g.rule_index
             from patterns pt
             left join lateral (
-                select p.curb_policy_id, r.rule_index
-                from cds.zone_policies zp
-                join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
-                join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
-                where zp.source = p_source and zp.curb_zone_id = p_zone
-                  and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
-                  and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
-                  and (not exists (select from cds.time_spans s
-                                   where s.source = p.source and s.curb_policy_id = p.curb_policy_id)
-                       or exists (select from cds.time_spans s
-                                  where s.source = p.source and s.curb_policy_id = p.curb_policy_id
-                                    and private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at))))
-                order by p.priority, pg_catalog.cardinality(r.user_classes) desc nulls last, p.curb_policy_id, r.rule_index
+                select zr.curb_policy_id, zr.rule_index
+                from zone_rules zr
+                where pg_catalog.cardinality(zr.spans) = 0
+                   or exists (select from pg_catalog.unnest(zr.spans) s
+                              where private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at)))
+                order by zr.priority, zr.classes desc nulls last, zr.curb_policy_id, zr.rule_index
                 limit 1) g on true
         ),
         governed as (
@@ -596,11 +602,12 @@ create or replace function private.cds_max_stay() returns interval
 revoke all on function private.cds_max_stay() from public;
 
 -- The most location-days one quote may price: locations × days of the stay (each started day counts).
--- A year-long stay at a metered location costs about 20 ms (pgbench, 2 shared cores), and 50 locations
--- for 73 days 0.3-0.55 s: the largest call stays well within the expensive-call statement timeout (1.5 s).
+-- 5 year-long stays, or 50 locations for 36 days. A year-long stay at a metered location costs about
+-- 18 ms and 50 locations for 36 days about 0.29 s (pgbench, 2 busy shared cores): room for a machine
+-- several times busier within the expensive-call statement timeout (1.5 s).
 create or replace function private.cds_max_location_days() returns integer
     language sql immutable parallel safe
-    return 3660;
+    return 1830;
 revoke all on function private.cds_max_location_days() from public;
 
 -- 22023 naming the limit when a client's call would price more than cds_max_location_days(): the cost

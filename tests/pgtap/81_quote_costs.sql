@@ -105,21 +105,21 @@ select results_eq(
 select is(tap.cost('dear:z', '2026-03-02 10:00 America/New_York', '1 hour'), (2147483647::bigint * 3600)::text,
           'a large rate is priced while its total fits in 2^53 - 1');
 
--- Locations x days per call: at most 3 660 (10 year-long stays, or 50 locations for 73 days).
-select throws_ok($$select * from public.published_cost(array(select 'x' || i from generate_series(1, 11) i), now(), '366 days')$$,
-                 '22023', 'too many location-days: 11 locations x 366 days = 4026, at most 3660 per call',
-                 'published_cost: more than 3 660 location-days are refused, naming the limit');
+-- Locations x days per call: at most 1 830 (5 year-long stays, or 50 locations for 36 days).
+select throws_ok($$select * from public.published_cost(array(select 'x' || i from generate_series(1, 6) i), now(), '366 days')$$,
+                 '22023', 'too many location-days: 6 locations x 366 days = 2196, at most 1830 per call',
+                 'published_cost: more than 1 830 location-days are refused, naming the limit');
 select throws_ok($$select * from public.price_quotes(array(select 'x' || i from generate_series(1, 50) i), 'hourly', now(), 'P365DT23H')$$,
-                 '22023', 'too many location-days: 50 locations x 366 days = 18300, at most 3660 per call',
+                 '22023', 'too many location-days: 50 locations x 366 days = 18300, at most 1830 per call',
                  'price_quotes: the flood of reproduction 3 is refused before any work');
-select lives_ok($$select * from public.price_quotes(array(select 'x' || i from generate_series(1, 50) i), 'hourly', now(), '73 days')$$,
-                '50 locations for 73 days are within the limit');
-select lives_ok($$select * from public.published_cost(array['weekdays:z', 'weekdays:z', 'weekdays:z'] || array(select 'x' || i from generate_series(1, 9) i),
+select lives_ok($$select * from public.price_quotes(array(select 'x' || i from generate_series(1, 50) i), 'hourly', now(), '36 days')$$,
+                '50 locations for 36 days are within the limit');
+select lives_ok($$select * from public.published_cost(array['weekdays:z', 'weekdays:z', 'weekdays:z'] || array(select 'x' || i from generate_series(1, 4) i),
                                                      now(), '366 days')$$,
                 'a location named twice counts once');
--- Partial days count as whole days: 51 locations would be refused anyway, so 20 x 183 days + 1 hour.
-select throws_ok($$select * from public.published_cost(array(select 'x' || i from generate_series(1, 20) i), now(), '183 days 1 hour')$$,
-                 '22023', 'too many location-days: 20 locations x 184 days = 3680, at most 3660 per call',
+-- Partial days count as whole days: 10 x 183 days is the limit exactly, one more hour is beyond it.
+select throws_ok($$select * from public.published_cost(array(select 'x' || i from generate_series(1, 10) i), now(), '183 days 1 hour')$$,
+                 '22023', 'too many location-days: 10 locations x 184 days = 1840, at most 1830 per call',
                  'a started day counts as a day');
 
 select * from finish();
