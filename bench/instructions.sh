@@ -45,7 +45,7 @@ python3 bench/tokens.py "$secret_file" "instr-$(date +%s%N)" 20000 "$out" >/dev/
 load_reporters pricesvc "$out/reporters.tsv"
 
 PRICESVC_LISTEN=127.0.0.1:0 PRICESVC_DATABASE_URL="postgresql:///pricesvc?host=$PGHOST&user=authenticator" \
-PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048 \
+PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_DB_REQUESTS_PER_IP=0 PRICESVC_EXPENSIVE_REQUESTS_IN_FLIGHT=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048 \
 PRICESVC_ACCESS_LOG=false \
   valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out.%p" "$bin" serve >"$out/pricesvc.log" 2>&1 &
 pid=$!

@@ -247,7 +247,8 @@ export BENCH_APIKEY=$apikey BENCH_READER=$reader BENCH_TOKENS=$state/run/tokens-
 note "pricesvc"
 (
   export PRICESVC_LISTEN=127.0.0.1:$PORT PRICESVC_DATABASE_URL=$service_url
-  export PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048
+  # One client address plays every client (wrk -c 16, quotes included): the per-address and quote limits are off.
+  export PRICESVC_RATE_LIMIT_PER_MINUTE=0 PRICESVC_DB_REQUESTS_PER_IP=0 PRICESVC_EXPENSIVE_REQUESTS_IN_FLIGHT=0 PRICESVC_MAX_CONNECTIONS=2048 PRICESVC_MAX_CONNECTIONS_PER_IP=2048
   export PRICESVC_ACCESS_LOG=false PRICESVC_ADMIN_LISTEN=127.0.0.1:0  # /metrics is on the admin listener
   [ -n "${BENCH_POOL_SIZE:-}" ] && export PRICESVC_POOL_SIZE=$BENCH_POOL_SIZE
   exec "$BIN" serve

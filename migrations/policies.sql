@@ -1,6 +1,7 @@
 -- Who may do what: roles, database and schema privileges, table grants and RLS, EXECUTE grants on every
 -- function, and the hand-off of every object to pricesvc_owner. The functions themselves live in the
--- other repeatable files (auth.sql, limits.sql, medians.sql, reports.sql); tables, types and settings
+-- other repeatable files (auth.sql, limits.sql, medians.sql, published_rates.sql, reports.sql); tables,
+-- types and settings
 -- in the versioned NNNN_*.sql files.
 --
 -- Repeatable, and always the last file `pricesvc migrate` applies: after the versioned files and the
@@ -232,6 +233,44 @@ revoke all on all tables in schema auth from public, anon, authenticated, price_
 revoke all on all sequences in schema auth from public, anon, authenticated, price_analyst, authenticator;
 
 ------------------------------------------------------------------------------------------------------
+-- Published rates (schema cds; the functions are in published_rates.sql)
+------------------------------------------------------------------------------------------------------
+
+-- Published rates are public data: analysts read the tables directly. Nobody else reads or writes them:
+-- `pricesvc import-rates` loads them through private.cds_replace_source with the owner's credentials.
+revoke all on schema cds from public, anon, authenticated, price_analyst, authenticator;
+revoke all on all tables in schema cds from public, anon, authenticated, price_analyst, authenticator;
+revoke all on all sequences in schema cds from public, anon, authenticated, price_analyst, authenticator;
+grant usage on schema cds to price_analyst;
+grant select on all tables in schema cds to price_analyst;
+
+-- The engine (private.cds_*) is the owner's: reachable only through the public functions below.
+revoke all on function private.cds_replace_source(text, jsonb) from public;
+revoke all on function private.cds_unit_seconds(text) from public;
+revoke all on function private.cds_unit_months(text) from public;
+revoke all on function private.cds_after(timestamptz, text, numeric, text) from public;
+revoke all on function private.cds_elapsed(timestamptz, timestamptz, text, text) from public;
+revoke all on function private.cds_calendar_units(timestamptz, timestamptz, text, text) from public;
+revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, timestamp) from public;
+revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
+revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
+revoke all on function private.cds_max_stay() from public;
+revoke all on function private.cds_max_location_days() from public;
+revoke all on function private.cds_check_location_days(text[], interval) from public;
+revoke all on function private.cds_price_quotes(text[], text, timestamptz, interval) from public;
+
+-- Reporters (through the service) and analysts price stays; the comparison lists every location: analysts.
+revoke all on function public.published_cost(text[], timestamptz, interval)
+    from public, anon, authenticated, price_analyst, authenticator;
+revoke all on function public.price_quotes(text[], text, timestamptz, interval)
+    from public, anon, authenticated, price_analyst, authenticator;
+revoke all on function public.price_vs_published(timestamptz)
+    from public, anon, authenticated, price_analyst, authenticator;
+grant execute on function public.published_cost(text[], timestamptz, interval) to authenticated, price_analyst;
+grant execute on function public.price_quotes(text[], text, timestamptz, interval) to authenticated, price_analyst;
+grant execute on function public.price_vs_published(timestamptz) to price_analyst;
+
+------------------------------------------------------------------------------------------------------
 -- Migration bookkeeping (defined by the runner: MigrationRunner.bookkeepingSQL)
 ------------------------------------------------------------------------------------------------------
 
@@ -251,17 +290,18 @@ declare
     object_name pg_catalog.text;
     -- public is shared with whatever else lives in the database: only pricesvc's own objects there.
     public_tables pg_catalog.oid[] := array['public.price_reports'::pg_catalog.regclass::pg_catalog.oid];
-    public_functions pg_catalog.name[] := array['price_median', 'price_medians', 'price_median_overview'];
+    public_functions pg_catalog.name[] := array['price_median', 'price_medians', 'price_median_overview',
+                                                'published_cost', 'price_quotes', 'price_vs_published'];
 begin
     for object_name in select n.nspname from pg_catalog.pg_namespace n
-                       where n.nspname in ('auth', 'private', 'pricesvc_meta')
+                       where n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
                          and n.nspowner <> 'pricesvc_owner'::pg_catalog.regrole loop
         execute pg_catalog.format('alter schema %I owner to pricesvc_owner', object_name);
     end loop;
     -- Tables (their identity sequences and row types follow), skipping anything an extension owns.
     for object_name in select c.oid::pg_catalog.regclass::pg_catalog.text
                        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-                       where (n.nspname in ('auth', 'private', 'pricesvc_meta')
+                       where (n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
                               or c.oid = any (public_tables))
                          and c.relkind in ('r', 'p', 'v', 'm')
                          and c.relowner <> 'pricesvc_owner'::pg_catalog.regrole
@@ -275,7 +315,7 @@ begin
                                                 t.oid::pg_catalog.regtype)
                        from pg_catalog.pg_type t join pg_catalog.pg_namespace n on n.oid = t.typnamespace
                        left join pg_catalog.pg_class c on c.oid = t.typrelid
-                       where n.nspname in ('auth', 'private', 'pricesvc_meta')
+                       where n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
                          and (t.typtype = 'd' or (t.typtype = 'c' and c.relkind = 'c'))
                          and t.typowner <> 'pricesvc_owner'::pg_catalog.regrole
                          and not exists (select from pg_catalog.pg_depend d
@@ -285,7 +325,7 @@ begin
     end loop;
     for object_name in select p.oid::pg_catalog.regprocedure::pg_catalog.text
                        from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-                       where (n.nspname in ('auth', 'private', 'pricesvc_meta')
+                       where (n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
                               or (n.nspname = 'public' and p.proname = any (public_functions)))
                          and p.proowner <> 'pricesvc_owner'::pg_catalog.regrole
                          and not exists (select from pg_catalog.pg_depend d

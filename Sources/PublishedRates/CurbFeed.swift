@@ -94,6 +94,55 @@ public struct CurbFeed: Sendable, Equatable {
         default: nil
         }
     }
+
+    /// Months in a calendar unit; nil for the units of fixed length.
+    static func months(of unit: String) -> Int64? {
+        switch unit {
+        case "month": 1
+        case "quarter": 3
+        case "year": 12
+        default: nil
+        }
+    }
+}
+
+/// How far a feed's numbers may reach, so that pricing a stay never overflows: checked at import, naming
+/// the JSON path (the database prices anything left over as `feed_error`, see published_rates.sql).
+public enum FeedBounds {
+    /// Every duration (max_stay, no_return, tier bounds, increments) in its unit: at most 100 years.
+    public static let horizonYears: Int64 = 100
+    /// The longest stay pricesvc prices (`private.cds_max_stay()`): 366 days.
+    public static let longestStaySeconds: Int64 = 366 * 86_400
+    /// 2^53 - 1: the largest integer a JSON client (a JavaScript number) holds exactly.
+    public static let largestTotal: Int64 = 9_007_199_254_740_991
+
+    /// Whether `count` units of `unit` lie within the horizon (a year is 366 days, a month 31).
+    static func isWithinHorizon(_ count: Int64, unit: String) -> Bool {
+        if let months = CurbFeed.months(of: unit) {
+            return count <= horizonYears * 12 / months
+        }
+        guard let seconds = CurbFeed.seconds(of: unit) else { return false }
+        return count <= horizonYears * 366 * 86_400 / seconds
+    }
+
+    /// The most one rate can charge for the longest stay: every unit the stay can touch (its length in
+    /// units, rounded up, plus one for a calendar unit it starts inside), rounded up to whole increments.
+    /// Overflow-free: nil when the product is beyond `Int64` (then it is beyond `largestTotal` too).
+    static func largestCharge(rate: Int64, unit: String, incrementDuration: Int64?) -> Int64? {
+        let units: Int64
+        if let months = CurbFeed.months(of: unit) {
+            // 366 days touch at most 13 months, 5 quarters or 2 years.
+            units = (13 + months - 1) / months + 1
+        } else {
+            let seconds = CurbFeed.seconds(of: unit) ?? 1
+            units = (longestStaySeconds + seconds - 1) / seconds + 1
+        }
+        let increment = max(incrementDuration ?? 1, 1)
+        let (rounded, roundingOverflow) = ((units + increment - 1) / increment).multipliedReportingOverflow(by: increment)
+        guard !roundingOverflow else { return nil }
+        let (charge, overflow) = rate.multipliedReportingOverflow(by: rounded)
+        return overflow ? nil : charge
+    }
 }
 
 extension CurbFeed {
@@ -184,12 +233,14 @@ extension CurbFeed {
             (try readRate(Fields(value, file: rule.file, path: path)), path)
         }
         try checkTiers(rates, file: rule.file)
+        let maxStayUnit = try rule.unit("max_stay_unit") ?? "minute"
+        let noReturnUnit = try rule.unit("no_return_unit") ?? "minute"
         return Rule(
             activity: activity,
-            maxStay: try rule.integer("max_stay", range: 1...maxInteger),
-            maxStayUnit: try rule.unit("max_stay_unit") ?? "minute",
-            noReturn: try rule.integer("no_return", range: 0...maxInteger),
-            noReturnUnit: try rule.unit("no_return_unit") ?? "minute",
+            maxStay: try rule.duration("max_stay", range: 1...maxInteger, unit: maxStayUnit),
+            maxStayUnit: maxStayUnit,
+            noReturn: try rule.duration("no_return", range: 0...maxInteger, unit: noReturnUnit),
+            noReturnUnit: noReturnUnit,
             userClasses: try rule.array("user_classes")?.map { value, path throws(CurbFeedError) in
                 guard let text = value.stringValue else {
                     throw CurbFeedError(file: rule.file, path: path, message: "expected a string, got \(value.kindDescription)")
@@ -204,16 +255,24 @@ extension CurbFeed {
         guard period == "rolling" || period == "calendar" else {
             throw rate.error("rate_unit_period", "unknown period \(quotedJSON(period)) (rolling or calendar)")
         }
-        let start = try rate.integer("start_duration", range: 0...maxInteger) ?? 0
-        let end = try rate.integer("end_duration", range: 1...maxInteger)
+        let unit = try rate.unit("rate_unit", required: true)!
+        let start = try rate.duration("start_duration", range: 0...maxInteger, unit: unit) ?? 0
+        let end = try rate.duration("end_duration", range: 1...maxInteger, unit: unit)
         if let end, end <= start {
             throw rate.error("end_duration", "must be more than start_duration (\(start))")
         }
+        let amount = try rate.integer("rate", required: true, range: 0...maxInteger)!
+        let increment = try rate.duration("increment_duration", range: 1...maxInteger, unit: unit)
+        guard let largest = FeedBounds.largestCharge(rate: amount, unit: unit, incrementDuration: increment),
+              largest <= FeedBounds.largestTotal else {
+            throw rate.error("rate", "\(amount) per \(unit) could charge more than 2^53 - 1 (\(FeedBounds.largestTotal)) "
+                                 + "minor units for a stay of 366 days, beyond what a JSON client holds exactly")
+        }
         return Rate(
-            rate: try rate.integer("rate", required: true, range: 0...maxInteger)!,
-            rateUnit: try rate.unit("rate_unit", required: true)!,
+            rate: amount,
+            rateUnit: unit,
             rateUnitPeriod: period,
-            incrementDuration: try rate.integer("increment_duration", range: 1...maxInteger),
+            incrementDuration: increment,
             incrementAmount: try rate.integer("increment_amount", range: 1...maxInteger),
             startDuration: start, endDuration: end,
             maximumFee: try rate.integer("maximum_fee", range: 0...maxInteger))
@@ -353,6 +412,15 @@ struct Fields {
                  range: ClosedRange<Int64> = Int64.min...Int64.max) throws(CurbFeedError) -> Int64? {
         guard let value = try value(key, required: required) else { return nil }
         return try Self.integer(value, range: range, file: file, path: at(key))
+    }
+
+    /// An integer count of `unit`s, within `range` and within ``FeedBounds/horizonYears``.
+    func duration(_ key: String, range: ClosedRange<Int64>, unit: String) throws(CurbFeedError) -> Int64? {
+        guard let count = try integer(key, range: range) else { return nil }
+        guard FeedBounds.isWithinHorizon(count, unit: unit) else {
+            throw error(key, "\(count) \(unit)s is beyond the \(FeedBounds.horizonYears)-year horizon of a feed")
+        }
+        return count
     }
 
     func integers(_ key: String, range: ClosedRange<Int64>) throws(CurbFeedError) -> [Int64]? {

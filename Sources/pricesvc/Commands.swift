@@ -163,6 +163,9 @@ enum Commands {
         settings.refreshReuseSeconds = try configuration.int("refresh-reuse-seconds")
         settings.userMetadataMaxBytes = try configuration.int("user-metadata-max-bytes", min: 2)
         settings.maxResponseBytes = try configuration.int("max-response-bytes", min: 1024)
+        settings.databaseRequestsPerIP = try configuration.int("db-requests-per-ip")
+        settings.expensiveRequestsInFlight = try configuration.int("expensive-requests-in-flight")
+        settings.expensiveStatementTimeoutMilliseconds = try configuration.int("expensive-statement-timeout-ms", min: 1)
         switch CORSPolicy.parse(configuration.string("cors-allowed-origins")) {
         case .success(let policy): settings.cors = policy
         case .failure(let error): throw ConfigurationError(description: "\(configuration.name("cors-allowed-origins")): \(error)")

@@ -90,11 +90,14 @@ struct QuoteQueryTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "[]")
         let batch = try #require(fixture.database.batches.first)
-        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_quotes_rows_4"])
+        // A quote is an expensive call: its own statement timeout, for this transaction, before the call.
+        #expect(batch.map(statementName) == ["pricesvc_identity", "pricesvc_expensive_statement_timeout",
+                                             "pricesvc_quotes_rows_4"])
+        #expect(parameters(batch[1]) == ["1500"])
         let prepared = try #require(Statements.allQuotes.first { $0.name == "pricesvc_quotes_rows_4" })
         #expect(prepared.sql.contains("duration => $2::interval") && !prepared.sql.contains("rate_kind =>")
                 && !prepared.sql.contains("starts_at =>"))
-        #expect(parameters(batch[1]) == [#"["a"]"#, "PT2H"])
+        #expect(parameters(batch[2]) == [#"["a"]"#, "PT2H"])
     }
 
     @Test("the database's refusal (an unknown rate kind) is PostgREST's 400")

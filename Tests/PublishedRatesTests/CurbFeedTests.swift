@@ -95,6 +95,63 @@ struct CurbFeedTests {
         #expect(message?.hasPrefix(expected) == true, "\(message ?? "no error")")
     }
 
+    static func rule(_ rule: String) -> String {
+        feed(policies: "[{\"curb_policy_id\":\"\(policyID)\",\"priority\":1,\"published_date\":0,\"rules\":[\(rule)]}]")
+    }
+
+    @Test("durations beyond the 100-year horizon are refused, naming the JSON path", arguments: [
+        ("{\"activity\":\"parking\",\"max_stay\":2147483647,\"max_stay_unit\":\"year\"}",
+         "city.json: data.policies[0].rules[0].max_stay: 2147483647 years is beyond the 100-year horizon of a feed"),
+        ("{\"activity\":\"parking\",\"max_stay\":1201,\"max_stay_unit\":\"month\"}",
+         "city.json: data.policies[0].rules[0].max_stay: 1201 months is beyond the 100-year horizon"),
+        ("{\"activity\":\"parking\",\"no_return\":401,\"no_return_unit\":\"quarter\"}",
+         "city.json: data.policies[0].rules[0].no_return: 401 quarters is beyond the 100-year horizon"),
+        ("{\"activity\":\"parking\",\"max_stay\":5229,\"max_stay_unit\":\"week\"}",
+         "city.json: data.policies[0].rules[0].max_stay: 5229 weeks is beyond the 100-year horizon"),
+        ("{\"activity\":\"parking\",\"rate\":[{\"rate\":1,\"rate_unit\":\"year\",\"end_duration\":101}]}",
+         "city.json: data.policies[0].rules[0].rate[0].end_duration: 101 years is beyond the 100-year horizon"),
+        ("{\"activity\":\"parking\",\"rate\":[{\"rate\":1,\"rate_unit\":\"day\",\"start_duration\":36601}]}",
+         "city.json: data.policies[0].rules[0].rate[0].start_duration: 36601 days is beyond the 100-year horizon"),
+        ("{\"activity\":\"parking\",\"rate\":[{\"rate\":1,\"rate_unit\":\"month\",\"increment_duration\":1201}]}",
+         "city.json: data.policies[0].rules[0].rate[0].increment_duration: 1201 months is beyond the 100-year horizon"),
+    ])
+    func horizon(_ rule: String, _ expected: String) {
+        let message = Self.error(Self.rule(rule))
+        #expect(message?.hasPrefix(expected) == true, "\(message ?? "no error")")
+    }
+
+    @Test("durations up to the horizon are accepted", arguments: [
+        "{\"activity\":\"parking\",\"max_stay\":100,\"max_stay_unit\":\"year\"}",
+        "{\"activity\":\"parking\",\"max_stay\":1200,\"max_stay_unit\":\"month\"}",
+        "{\"activity\":\"parking\",\"max_stay\":2147483647,\"max_stay_unit\":\"second\"}",
+        "{\"activity\":\"parking\",\"max_stay\":36600,\"max_stay_unit\":\"day\"}",
+    ])
+    func withinHorizon(_ rule: String) {
+        #expect(Self.error(Self.rule(rule)) == nil)
+    }
+
+    @Test("a rate that could charge beyond 2^53 - 1 for the longest stay is refused, naming the JSON path", arguments: [
+        "{\"rate\":2147483647,\"rate_unit\":\"second\"}",
+        // 31 622 401 seconds touched in 366 days: 284 836 033 a second is the first rate over 2^53 - 1.
+        "{\"rate\":284836033,\"rate_unit\":\"second\"}",
+        // Increments round the units up: 2 units of 100 years' worth of seconds.
+        "{\"rate\":2147483647,\"rate_unit\":\"second\",\"increment_duration\":2000000000}",
+    ])
+    func rateBeyondJSON(_ rate: String) {
+        let message = Self.error(Self.rule("{\"activity\":\"parking\",\"rate\":[\(rate)]}"))
+        #expect(message?.hasPrefix("city.json: data.policies[0].rules[0].rate[0].rate: ") == true, "\(message ?? "no error")")
+        #expect(message?.contains("2^53 - 1") == true)
+    }
+
+    @Test("the largest rates that fit are accepted: a year of seconds, and any rate per hour, day or year")
+    func ratesThatFit() {
+        for rate in ["{\"rate\":284836032,\"rate_unit\":\"second\"}", "{\"rate\":2147483647,\"rate_unit\":\"minute\"}",
+                     "{\"rate\":2147483647,\"rate_unit\":\"year\",\"increment_duration\":100}",
+                     "{\"rate\":2147483647,\"rate_unit\":\"hour\",\"rate_unit_period\":\"calendar\"}"] {
+            #expect(Self.error(Self.rule("{\"activity\":\"parking\",\"rate\":[\(rate)]}")) == nil, "\(rate)")
+        }
+    }
+
     @Test("tiers that meet end to end do not overlap")
     func tiersMeeting() {
         let policies = """

@@ -195,6 +195,9 @@ class ServerFactory:
         stderr_path = self.directory / f"server-{index}.stderr"
         settings.setdefault("LISTEN", "127.0.0.1:0")
         settings.setdefault("ADMIN_LISTEN", "127.0.0.1:0")
+        # Every test comes from 127.0.0.1: the per-address database share is off unless a test sets it
+        # (tests/e2e/test_cost_budgets.py tests it, with its default, from addresses of its own).
+        settings.setdefault("DB_REQUESTS_PER_IP", 0)
         process_env = self.env.base_env(**settings)
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             process = subprocess.Popen([self.env.bin, "serve"], env=process_env, stdout=out, stderr=err,

@@ -105,6 +105,13 @@ public enum Statements {
                                  duration => $4::interval) q
         """)
 
+    /// Sent after the identity statement, before an expensive call (`DatabaseShare.Cost.expensive`): its
+    /// own statement timeout, for this transaction only. The server restarts the timer at each statement
+    /// of the pipeline, so it applies to the call that follows.
+    static let expensiveStatementTimeout = PreparedStatement(name: "pricesvc_expensive_statement_timeout", sql: """
+        select pg_catalog.set_config('statement_timeout', $1, true)
+        """)
+
     static let signUp = PreparedStatement(name: "pricesvc_sign_up", sql: """
         select s.user_id::text, s.session_id::text, pg_catalog.to_json(s.created_at)::text,
                pg_catalog.to_json(s.updated_at)::text
@@ -176,7 +183,7 @@ public enum Statements {
     public static let all: [PreparedStatement] = [
         identity, submitterIdentity, insertReports, insertReportsDefaultCurrency, receipts, median, medianOfKind, medianOfAllKinds,
         medians, mediansOfKind, mediansOfAllKinds,
-        signUp, refresh, signOut, user, appliedMigrations,
+        signUp, refresh, signOut, user, appliedMigrations, expensiveStatementTimeout,
         // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then
         // retried on use.
         spendSignUpChallenge,

@@ -72,6 +72,28 @@ extension APIError {
         }
     }
 
+    /// One address already has `limit` requests waiting for or holding a database connection.
+    static func databaseShareExceeded(limit: Int, shape: Shape = .postgrest) -> APIError {
+        let retryAfter = 1
+        switch shape {
+        case .postgrest:
+            return APIError(status: 429, code: "PGRST429",
+                            message: "Too many requests from this address in progress: at most \(limit) at once",
+                            details: "The limit is on requests waiting for or holding a database connection (db-requests-per-ip)",
+                            hint: "Retry after \(retryAfter) seconds", retryAfter: retryAfter)
+        case .auth:
+            return .auth(429, "over_request_rate_limit",
+                         "Too many requests from this address in progress: at most \(limit) at once", retryAfter: retryAfter)
+        }
+    }
+
+    /// Every slot of the expensive class is taken (from any clients): the server is busy for quotes.
+    static func expensiveCallsBusy(limit: Int, retryAfter: Int) -> APIError {
+        APIError(status: 503, code: "PGRST003",
+                 message: "Server busy: \(limit) quotes are being priced, the most at once (expensive-requests-in-flight)",
+                 retryAfter: retryAfter)
+    }
+
     static let notFound = APIError(status: 404, code: "PGRST125", message: "Invalid path specified in request URL")
 
     static func methodNotAllowed(_ method: String) -> APIError {

@@ -180,7 +180,7 @@ public enum OpenAPIDocument {
         ]
         let (startsAt, duration) = (QuoteQuery.startsAtPattern, QuoteQuery.durationPattern)
         let startsAtText = "When the stay starts (default now): ISO 8601, without an offset UTC"
-        let durationText = "How long the stay lasts (default PT1H): PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H], more than 0 and at most 366 days"
+        let durationText = "How long the stay lasts (default PT1H): PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H], more than 0 and at most 366 days; locations x days (a started day counting whole) at most 1830 per call"
 
         return [
             ReadFunction(

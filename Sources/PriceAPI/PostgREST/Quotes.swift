@@ -22,6 +22,6 @@ extension PriceService {
         }
         let (statement, parameters) = quote.call
         return .database(functionRowsPlan(.prepared(statement, parameters), columns: QuoteQuery.columns,
-                                          options: options, caller: caller))
+                                          options: options, caller: caller, cost: .expensive))
     }
 }

@@ -101,9 +101,17 @@ extension PriceService {
     /// Identity + one call of a set-returning function whose statement selects `columns`, in that
     /// order; the read options are applied to its rows on the worker, as PostgREST applies them to a
     /// function's result. Read-only, so a replica may answer it.
-    func functionRowsPlan(_ call: Query, columns: [ResultColumn], options: ReadOptions, caller: Caller) -> DatabasePlan {
+    /// An expensive call runs under its own, lower statement timeout, set for this transaction only.
+    func functionRowsPlan(_ call: Query, columns: [ResultColumn], options: ReadOptions, caller: Caller,
+                          cost: DatabaseShare.Cost = .ordinary) -> DatabasePlan {
         let (role, retryAfter, maxBytes) = (caller.role, settings.unavailableRetryAfter, settings.maxResponseBytes)
-        return DatabasePlan([caller.identityQuery, call], readOnly: true) { outcome in
+        var queries = [caller.identityQuery]
+        if cost == .expensive {
+            queries.append(.prepared(Statements.expensiveStatementTimeout,
+                                     [String(settings.expensiveStatementTimeoutMilliseconds)]))
+        }
+        queries.append(call)
+        return DatabasePlan(queries, readOnly: true, cost: cost) { outcome in
             switch outcome {
             case .success(let results):
                 return options.render(ResultSet(columns: columns, rows: results.last?.rows ?? []), maxBytes: maxBytes)

@@ -25,13 +25,16 @@ struct DatabasePlan: Sendable {
     let queries: [Query]
     /// Reads only (function calls, readiness): may run on a read replica (`PRICESVC_READ_DATABASE_URL`).
     let readOnly: Bool
+    /// Which share of the database it counts against (`DatabaseShare`).
+    let cost: DatabaseShare.Cost
     /// Turns the round trip's outcome into the answer (on the worker).
     let answer: @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse
 
-    init(_ queries: [Query], readOnly: Bool = false,
+    init(_ queries: [Query], readOnly: Bool = false, cost: DatabaseShare.Cost = .ordinary,
          answer: @escaping @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse) {
         self.queries = queries
         self.readOnly = readOnly
+        self.cost = cost
         self.answer = answer
     }
 }

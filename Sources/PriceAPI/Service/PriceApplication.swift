@@ -32,8 +32,20 @@ public struct PriceApplication: HTTPApplication {
             return Reply(label: decision.route.label, work: .now(response.adding(cors)))
         case .database(let plan):
             let (service, route) = (self.service, decision.route)
-            return Reply(label: route.label, work: .onWorker(run: { execute(plan).adding(cors) },
-                                                             expired: { service.overloaded(route).adding(cors) }))
+            let ticket: DatabaseShares.Ticket
+            switch service.admit(request, route, plan) {
+            case .success(let admitted): ticket = admitted
+            case .failure(let refusal): return Reply(label: route.label, work: .now(refusal.response.adding(cors)))
+            }
+            return Reply(label: route.label, work: .onWorker(
+                run: {
+                    defer { ticket.release() }
+                    return execute(plan).adding(cors)
+                },
+                expired: {
+                    ticket.release()
+                    return service.overloaded(route).adding(cors)
+                }))
         }
     }
 

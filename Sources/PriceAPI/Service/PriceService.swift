@@ -21,6 +21,8 @@ public final class PriceService: Sendable {
     /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
     let signUpChallenges: SignUpChallenges?
     let rateLimiter: RateLimiter
+    /// Database work in flight per client address, and expensive calls in all.
+    let databaseShares: DatabaseShares
     let metrics: ServiceMetrics
     let readiness: Readiness
     /// The public /readyz's last answer (at most one database check a second).
@@ -39,6 +41,8 @@ public final class PriceService: Sendable {
         self.refreshChain = refreshChain
         self.signUpChallenges = signUpChallenges
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
+        self.databaseShares = DatabaseShares(perClient: settings.databaseRequestsPerIP,
+                                             expensiveTotal: settings.expensiveRequestsInFlight)
         self.metrics = metrics
         self.readiness = readiness
         self.clock = clock
@@ -68,6 +72,20 @@ public final class PriceService: Sendable {
             : APIError.badRequest("PGRST400", message,
                                   hint: "Send one Content-Length or Transfer-Encoding: chunked, never both, and no space before a header's colon")
         return Decision(route: route, outcome: .answer(error.response))
+    }
+
+    /// Counts a plan in against its client's share of the database (decided on the event loop, so a
+    /// refusal never takes a worker): the ticket to release when its work ends, or the 429/503 answer.
+    func admit(_ request: HTTPRequest, _ route: Route, _ plan: DatabasePlan) -> Result<DatabaseShares.Ticket, APIError> {
+        switch databaseShares.admit(client: request.clientIP, cost: plan.cost) {
+        case .success(let ticket):
+            return .success(ticket)
+        case .failure(.clientBusy(let limit)):
+            metrics.recordRateLimited()
+            return .failure(.databaseShareExceeded(limit: limit, shape: route.isAuthRoute ? .auth : .postgrest))
+        case .failure(.expensiveBusy(let limit)):
+            return .failure(.expensiveCallsBusy(limit: limit, retryAfter: settings.unavailableRetryAfter))
+        }
     }
 
     /// The answer for a request whose plan waited too long for a database worker.

@@ -19,6 +19,14 @@ public struct ServiceSettings: Sendable {
     public var unavailableRetryAfter = 1
     /// Which web origins may call the API from a browser (`*` by default, as Supabase).
     public var cors = CORSPolicy()
+    /// Requests one client address may have waiting for or holding a database connection at once
+    /// (0 = no limit): a quarter of the default pool of 8.
+    public var databaseRequestsPerIP = 2
+    /// Expensive calls (`price_quotes`: the published-rates engine) in flight from all clients at once
+    /// (0 = no limit): half of the default pool of 8, so the rest always serves reads and inserts.
+    public var expensiveRequestsInFlight = 4
+    /// `statement_timeout` of an expensive call, lower than the connection's own.
+    public var expensiveStatementTimeoutMilliseconds = 1500
 
     public init() {}
 }

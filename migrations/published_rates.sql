@@ -1,0 +1,755 @@
+-- Published rates, repeatable: cities' Curb Data Specification (CDS) Curbs feeds, imported by
+-- `pricesvc import-rates`, and what a planned stay costs under them, beside the community medians.
+-- docs/published-rates.md explains the CDS semantics implemented here. The tables (schema cds) are in
+-- 0010_published_rates.sql; who may call and read what is in policies.sql. Each function here revokes
+-- EXECUTE from PUBLIC as it is created and grants nothing.
+--
+-- Every SECURITY DEFINER function sets search_path = '' and schema-qualifies every name, types included.
+-- Functions that call what medians.sql defines (private.report_medians) are PL/pgSQL (names resolved
+-- when called).
+
+------------------------------------------------------------------------------------------------------
+-- The loader: `pricesvc import-rates` validates the files (naming the file and JSON path of any
+-- mistake) and sends one normalized document; this replaces the source's data in one statement.
+------------------------------------------------------------------------------------------------------
+
+-- The document: {"time_zone","currency","last_updated" (epoch ms),"author","license_url",
+-- "zones":[…],"policies":[…],"rules":[…],"time_spans":[…],"rates":[…]}, one flat array per table, in
+-- the tables' column names (absent keys take the CDS defaults), timestamps as epoch milliseconds. Its
+-- checksum is that of its jsonb text (keys sorted), so the same data imported again is recognised
+-- however the files were laid out.
+-- Status 'unchanged' when the source's current data has that checksum: then nothing is written.
+create or replace function private.cds_replace_source(p_source text, p_feed jsonb)
+    returns table(status text, checksum text, zones integer, policies integer, rules integer,
+                  time_spans integer, rates integer)
+    language plpgsql volatile set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+    feed_checksum pg_catalog.text := pg_catalog.encode(
+        pg_catalog.sha256(pg_catalog.convert_to(p_feed::pg_catalog.text, 'UTF8')), 'hex');
+    previous cds.sources;
+    feed_time_zone pg_catalog.text := p_feed ->> 'time_zone';
+    epoch constant pg_catalog.timestamptz := '1970-01-01 00:00:00+00';
+    ms constant pg_catalog.interval := pg_catalog.make_interval(secs => 0.001);
+begin
+    if not exists (select from pg_catalog.pg_timezone_names z where z.name = feed_time_zone) then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('unknown IANA time zone %L', feed_time_zone);
+    end if;
+
+    -- Concurrent imports of one source take turns on its row; a new source's row is made first.
+    insert into cds.sources as s (source, time_zone, currency, last_updated, checksum, imported_at)
+    values (p_source, feed_time_zone, p_feed ->> 'currency', epoch, '', pg_catalog.clock_timestamp())
+    on conflict (source) do nothing;
+    select s.* into previous from cds.sources s where s.source = p_source for update;
+
+    if previous.checksum = feed_checksum then
+        return query
+        select 'unchanged'::pg_catalog.text, i.checksum, i.zones, i.policies, i.rules, i.time_spans, i.rates
+        from cds.imports i where i.source = p_source order by i.id desc limit 1;
+        return;
+    end if;
+
+    delete from cds.zones z where z.source = p_source;
+    delete from cds.policies p where p.source = p_source;
+
+    update cds.sources s
+    set time_zone = feed_time_zone, currency = p_feed ->> 'currency',
+        last_updated = epoch + (p_feed ->> 'last_updated')::pg_catalog.int8 * ms,
+        author = p_feed ->> 'author', license_url = p_feed ->> 'license_url',
+        checksum = feed_checksum, imported_at = pg_catalog.clock_timestamp()
+    where s.source = p_source;
+
+    insert into cds.policies (source, curb_policy_id, priority, published_date, data_source_operator_ids)
+    select p_source, x.curb_policy_id, x.priority, epoch + x.published_date * ms, x.data_source_operator_ids
+    from pg_catalog.jsonb_to_recordset(p_feed -> 'policies')
+         as x(curb_policy_id pg_catalog.uuid, priority integer, published_date pg_catalog.int8,
+              data_source_operator_ids pg_catalog.uuid[]);
+
+    insert into cds.rules (source, curb_policy_id, rule_index, activity, max_stay, max_stay_unit, no_return,
+                           no_return_unit, user_classes)
+    select p_source, x.curb_policy_id, x.rule_index, x.activity, x.max_stay, coalesce(x.max_stay_unit, 'minute'),
+           x.no_return, coalesce(x.no_return_unit, 'minute'), x.user_classes
+    from pg_catalog.jsonb_to_recordset(p_feed -> 'rules')
+         as x(curb_policy_id pg_catalog.uuid, rule_index integer, activity pg_catalog.text, max_stay integer,
+              max_stay_unit pg_catalog.text, no_return integer, no_return_unit pg_catalog.text,
+              user_classes pg_catalog.text[]);
+
+    insert into cds.rates (source, curb_policy_id, rule_index, rate_index, rate, rate_unit, rate_unit_period,
+                           increment_duration, increment_amount, start_duration, end_duration, maximum_fee)
+    select p_source, x.curb_policy_id, x.rule_index, x.rate_index, x.rate, x.rate_unit,
+           coalesce(x.rate_unit_period, 'rolling'), x.increment_duration, x.increment_amount,
+           coalesce(x.start_duration, 0), x.end_duration, x.maximum_fee
+    from pg_catalog.jsonb_to_recordset(p_feed -> 'rates')
+         as x(curb_policy_id pg_catalog.uuid, rule_index integer, rate_index integer, rate integer,
+              rate_unit pg_catalog.text, rate_unit_period pg_catalog.text, increment_duration integer,
+              increment_amount integer, start_duration integer, end_duration integer, maximum_fee integer);
+
+    insert into cds.time_spans (source, curb_policy_id, span_index, days_of_week, days_of_month, months,
+                                time_of_day_start, time_of_day_end, start_date, end_date, designated_period,
+                                designated_period_except)
+    select p_source, x.curb_policy_id, x.span_index, x.days_of_week, x.days_of_month, x.months,
+           x.time_of_day_start::pg_catalog.time, x.time_of_day_end::pg_catalog.time,
+           epoch + x.start_date * ms, epoch + x.end_date * ms, x.designated_period,
+           coalesce(x.designated_period_except, false)
+    from pg_catalog.jsonb_to_recordset(p_feed -> 'time_spans')
+         as x(curb_policy_id pg_catalog.uuid, span_index integer, days_of_week pg_catalog.text[],
+              days_of_month integer[], months integer[], time_of_day_start pg_catalog.text,
+              time_of_day_end pg_catalog.text, start_date pg_catalog.int8, end_date pg_catalog.int8,
+              designated_period pg_catalog.text, designated_period_except boolean);
+
+    insert into cds.zones (source, curb_zone_id, location_id, user_zone_id, name, start_date, end_date,
+                           published_date, last_updated_date)
+    select p_source, x.curb_zone_id, x.location_id, x.user_zone_id, x.name, epoch + x.start_date * ms,
+           epoch + x.end_date * ms, epoch + x.published_date * ms, epoch + x.last_updated_date * ms
+    from pg_catalog.jsonb_to_recordset(p_feed -> 'zones')
+         as x(curb_zone_id pg_catalog.uuid, location_id pg_catalog.text, user_zone_id pg_catalog.text,
+              name pg_catalog.text, start_date pg_catalog.int8, end_date pg_catalog.int8,
+              published_date pg_catalog.int8, last_updated_date pg_catalog.int8);
+
+    insert into cds.zone_policies (source, curb_zone_id, curb_policy_id)
+    select distinct p_source, x.curb_zone_id, pg_catalog.unnest(x.curb_policy_ids)
+    from pg_catalog.jsonb_to_recordset(p_feed -> 'zones')
+         as x(curb_zone_id pg_catalog.uuid, curb_policy_ids pg_catalog.uuid[]);
+
+    insert into cds.imports (source, imported_at, last_updated, author, license_url, checksum,
+                             zones, policies, rules, time_spans, rates)
+    select s.source, s.imported_at, s.last_updated, s.author, s.license_url, s.checksum,
+           pg_catalog.jsonb_array_length(p_feed -> 'zones'), pg_catalog.jsonb_array_length(p_feed -> 'policies'),
+           pg_catalog.jsonb_array_length(p_feed -> 'rules'), pg_catalog.jsonb_array_length(p_feed -> 'time_spans'),
+           pg_catalog.jsonb_array_length(p_feed -> 'rates')
+    from cds.sources s where s.source = p_source;
+
+    return query
+    select 'imported'::pg_catalog.text, i.checksum, i.zones, i.policies, i.rules, i.time_spans, i.rates
+    from cds.imports i where i.source = p_source order by i.id desc limit 1;
+end
+$$;
+revoke all on function private.cds_replace_source(text, jsonb) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Time: units, calendar arithmetic in the feed's time zone, and time spans
+------------------------------------------------------------------------------------------------------
+
+-- Seconds in a unit of fixed length; null for month, quarter and year, whose length depends on the
+-- calendar. All fixed lengths divide a week, which makes week-microseconds a common denominator.
+create or replace function private.cds_unit_seconds(unit text) returns integer
+    language sql immutable parallel safe
+    return case unit when 'second' then 1 when 'minute' then 60 when 'hour' then 3600
+                     when 'day' then 86400 when 'week' then 604800 end;
+revoke all on function private.cds_unit_seconds(text) from public;
+
+create or replace function private.cds_unit_months(unit text) returns integer
+    language sql immutable parallel safe
+    return case unit when 'month' then 1 when 'quarter' then 3 when 'year' then 12 end;
+revoke all on function private.cds_unit_months(text) from public;
+
+-- The instant `count` units after `origin`: fixed units in elapsed real time (an hour across a DST change
+-- is 3600 s, a day 86 400 s); months, quarters and years on the local calendar of `time_zone`
+-- (31 January + 1 month is 28/29 February, at the same local time of day).
+create or replace function private.cds_after(origin timestamptz, unit text, count numeric, time_zone text)
+    returns timestamptz
+    language sql stable parallel safe set search_path = ''
+    return case
+        when private.cds_unit_seconds(unit) is not null
+            then origin + pg_catalog.make_interval(secs => (count * private.cds_unit_seconds(unit))::double precision)
+        else pg_catalog.timezone(time_zone, pg_catalog.timezone(time_zone, origin)
+                                 + pg_catalog.make_interval(months => (count * private.cds_unit_months(unit))::integer))
+    end;
+revoke all on function private.cds_after(timestamptz, text, numeric, text) from public;
+
+-- Units elapsed from `origin` to `at`. Fixed units: exact. Month, quarter, year: whole units on the local
+-- calendar, plus the fraction of the current one elapsed in real time.
+create or replace function private.cds_elapsed(origin timestamptz, at timestamptz, unit text, time_zone text)
+    returns numeric
+    language plpgsql stable parallel safe set search_path = ''
+as $$
+declare
+    months integer := private.cds_unit_months(unit);
+    local_origin pg_catalog.timestamp := pg_catalog.timezone(time_zone, origin);
+    local_at pg_catalog.timestamp := pg_catalog.timezone(time_zone, at);
+    whole integer;
+    unit_start pg_catalog.timestamptz;
+    unit_end pg_catalog.timestamptz;
+begin
+    if months is null then
+        return extract(epoch from at - origin) / private.cds_unit_seconds(unit);
+    end if;
+    whole := pg_catalog.floor(((pg_catalog.date_part('year', local_at) - pg_catalog.date_part('year', local_origin)) * 12
+                              + pg_catalog.date_part('month', local_at) - pg_catalog.date_part('month', local_origin))
+                             / months)::integer;
+    while private.cds_after(origin, unit, whole + 1, time_zone) <= at loop
+        whole := whole + 1;
+    end loop;
+    while whole > 0 and private.cds_after(origin, unit, whole, time_zone) > at loop
+        whole := whole - 1;
+    end loop;
+    unit_start := private.cds_after(origin, unit, whole, time_zone);
+    unit_end := private.cds_after(origin, unit, whole + 1, time_zone);
+    return whole + pg_catalog.round(extract(epoch from at - unit_start) / extract(epoch from unit_end - unit_start), 15);
+end
+$$;
+revoke all on function private.cds_elapsed(timestamptz, timestamptz, text, text) from public;
+
+-- How many local calendar units (ISO weeks start on Monday) the interval [from_at, to_at) touches.
+create or replace function private.cds_calendar_units(from_at timestamptz, to_at timestamptz, unit text, time_zone text)
+    returns integer
+    language plpgsql stable parallel safe set search_path = ''
+as $$
+declare
+    last_at pg_catalog.timestamptz := to_at - pg_catalog.make_interval(secs => 0.000001);
+    a pg_catalog.timestamp := pg_catalog.timezone(time_zone, from_at);
+    z pg_catalog.timestamp := pg_catalog.timezone(time_zone, last_at);
+begin
+    if to_at <= from_at then
+        return 0;
+    end if;
+    return case unit
+        when 'day' then z::pg_catalog.date - a::pg_catalog.date + 1
+        when 'week' then (pg_catalog.date_trunc('week', z)::pg_catalog.date - pg_catalog.date_trunc('week', a)::pg_catalog.date) / 7 + 1
+        when 'month' then ((pg_catalog.date_part('year', z) - pg_catalog.date_part('year', a)) * 12
+                           + pg_catalog.date_part('month', z) - pg_catalog.date_part('month', a))::integer + 1
+        when 'quarter' then ((pg_catalog.date_part('year', z) - pg_catalog.date_part('year', a)) * 4
+                             + pg_catalog.date_part('quarter', z) - pg_catalog.date_part('quarter', a))::integer + 1
+        when 'year' then (pg_catalog.date_part('year', z) - pg_catalog.date_part('year', a))::integer + 1
+        -- Seconds, minutes, hours: local clock units, which DST never splits into unequal lengths.
+        else (pg_catalog.date_part('epoch', pg_catalog.date_trunc(unit, last_at, time_zone)
+                                    - pg_catalog.date_trunc(unit, from_at, time_zone))::numeric
+              / private.cds_unit_seconds(unit))::integer + 1
+    end;
+end
+$$;
+revoke all on function private.cds_calendar_units(timestamptz, timestamptz, text, text) from public;
+
+-- Whether a time span matches the instant `at`, whose local time in the feed's zone is `local_at`.
+-- No SET clause, so that the planner inlines it into the governing-rule lookup (with `set search_path`
+-- every call was a function call: 0.13 ms each, most of a long quote's time). The body is SQL-standard,
+-- so its names were resolved when it was created and no caller's search_path can change them.
+create or replace function private.cds_span_matches(span cds.time_spans, at timestamptz, local_at timestamp)
+    returns boolean
+    language sql stable parallel safe
+    return (span.start_date is null or at >= span.start_date)
+       and (span.end_date is null or at < span.end_date)
+       and (span.designated_period is null or span.designated_period_except)
+       and (span.days_of_week is null
+            or ('{sun,mon,tue,wed,thu,fri,sat}'::pg_catalog.text[])[pg_catalog.date_part('dow', local_at)::integer + 1]
+               = any (span.days_of_week))
+       and (span.days_of_month is null or pg_catalog.date_part('day', local_at)::integer = any (span.days_of_month))
+       and (span.months is null or pg_catalog.date_part('month', local_at)::integer = any (span.months))
+       and case
+               -- Until midnight.
+               when span.time_of_day_end is null or span.time_of_day_end = '24:00'::pg_catalog.time
+                   then local_at::pg_catalog.time >= coalesce(span.time_of_day_start, '00:00'::pg_catalog.time)
+               when span.time_of_day_end > coalesce(span.time_of_day_start, '00:00'::pg_catalog.time)
+                   then local_at::pg_catalog.time >= coalesce(span.time_of_day_start, '00:00'::pg_catalog.time)
+                    and local_at::pg_catalog.time < span.time_of_day_end
+               -- An end at or before the start runs past midnight (22:00-06:00).
+               else local_at::pg_catalog.time >= span.time_of_day_start or local_at::pg_catalog.time < span.time_of_day_end
+           end;
+revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, timestamp) from public;
+
+------------------------------------------------------------------------------------------------------
+-- The cost of a stay in one zone
+------------------------------------------------------------------------------------------------------
+
+-- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
+--
+-- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
+--    end on each local day, span and zone dates, and every quarter hour of a day whose UTC offset
+--    changes (a local time that a DST change skips or repeats has no single instant).
+-- 2. Each piece is governed by the lowest-priority-number policy that applies at its start and has a
+--    rule for the general public (no user_classes, or only car; a car rule beats an everyone rule; a
+--    policy for named data source operators has none).
+--    No such policy: the feed regulates nothing then, so parking is allowed and free.
+--    Whether a span matches depends only on the piece's local weekday, day of month (when a span names
+--    days of month), month (when a span names months), local time of day, and on which side of each
+--    span date it lies: the governing rule is looked up once per such pattern, not once per piece, so a
+--    year-long stay costs a few dozen lookups, not thousands.
+-- 3. Consecutive pieces under one rule form a run. The stay stops at the first run that is not allowed:
+--    a governing activity other than parking (no_parking), time under a rule past its max_stay counted
+--    from the stay's start (max_stay), or time past the zone's end_date (no_data); at the same instant,
+--    in that order. Nothing is charged then. The stay's first day is looked at first, alone: a stay that
+--    stops within it costs a day's work however long it was meant to be.
+-- 4. Runs are cut again by rate tiers (start_duration and end_duration count rate units from the stay's
+--    start). Each (run, tier) is charged rate per unit, prorated (rolling) or per local calendar unit
+--    touched (calendar), after rounding up to whole increment_duration units. Sums are exact: fixed
+--    units are kept in week-microsecond fractions.
+-- 5. Total: rounded up to a minor unit once, then to a multiple of the largest increment_amount among the
+--    tiers charged, then capped at the smallest maximum_fee among them. A total beyond 2^53 - 1 (what a
+--    JSON client holds exactly) is a feed error (22003), as is any arithmetic the feed's values overflow.
+-- Generic plans: planning the pattern query took longer (7 ms) than running it for a month-long stay, and
+-- its shape does not depend on the arguments.
+create or replace function private.cds_stay(p_source text, p_zone uuid, p_start timestamptz, p_end timestamptz)
+    returns table(cost_cents bigint, allowed boolean, reason text)
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+    tz pg_catalog.text;
+    zone_end pg_catalog.timestamptz;
+    -- Runs: consecutive pieces under one rule (policy null: nothing governs).
+    run_policy pg_catalog.uuid[];
+    run_rule integer[];
+    run_from pg_catalog.timestamptz[];
+    run_to pg_catalog.timestamptz[];
+    stop_reason pg_catalog.text;
+    window_end pg_catalog.timestamptz;
+    week_us constant numeric := 604800000000;
+    scaled numeric;
+    largest_increment integer;
+    smallest_maximum integer;
+    total numeric;
+begin
+    select s.time_zone, z.end_date into tz, zone_end
+    from cds.zones z join cds.sources s on s.source = z.source
+    where z.source = p_source and z.curb_zone_id = p_zone;
+
+    -- First the stay's first day alone: most stays that are not allowed stop within it (a max_stay of
+    -- hours, a no-parking window), and then the rest of a year-long stay is never looked at.
+    window_end := least(p_end, p_start + interval '1 day');
+    loop
+        with spans as (
+            select s.* from cds.time_spans s
+            join cds.zone_policies zp on zp.source = s.source and zp.curb_policy_id = s.curb_policy_id
+            where zp.source = p_source and zp.curb_zone_id = p_zone
+        ),
+        -- Span dates: which side of each a piece lies on is part of its pattern.
+        span_dates as (
+            select array(select distinct d from spans s, lateral (values (s.start_date), (s.end_date)) v(d)
+                         where d is not null order by d) as bounds,
+                   exists (select from spans s where s.days_of_month is not null) as uses_day_of_month,
+                   exists (select from spans s where s.months is not null) as uses_month
+        ),
+        days as (
+            select d::pg_catalog.date as day
+            from pg_catalog.generate_series(pg_catalog.timezone(tz, p_start)::pg_catalog.date - 1,
+                                            pg_catalog.timezone(tz, window_end)::pg_catalog.date + 1,
+                                            pg_catalog.make_interval(days => 1)) d
+        ),
+        candidates as (
+            select p_start as at
+            union all
+            select window_end
+            union all
+            select pg_catalog.timezone(tz, d.day::pg_catalog.timestamp) from days d
+            union all
+            select pg_catalog.timezone(tz, d.day + s.time_of_day_start) from days d, spans s
+            where s.time_of_day_start is not null
+            union all
+            select pg_catalog.timezone(tz, d.day + s.time_of_day_end) from days d, spans s
+            where s.time_of_day_end is not null
+            union all
+            select s.start_date from spans s
+            union all
+            select s.end_date from spans s
+            union all
+            select zone_end
+            union all
+            select q from days d,
+                 pg_catalog.generate_series(pg_catalog.timezone(tz, d.day::pg_catalog.timestamp),
+                                            pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp),
+                                            pg_catalog.make_interval(mins => 15)) q
+            where pg_catalog.timezone(tz, pg_catalog.timezone(tz, d.day::pg_catalog.timestamp))
+                  - pg_catalog.timezone('UTC', pg_catalog.timezone(tz, d.day::pg_catalog.timestamp))
+               <> pg_catalog.timezone(tz, pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp))
+                  - pg_catalog.timezone('UTC', pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp))
+        ),
+        cuts as (
+            select distinct c.at from candidates c where c.at >= p_start and c.at <= window_end
+        ),
+        pieces as (
+            select c.at as piece_from, pg_catalog.lead(c.at) over (order by c.at) as piece_to,
+                   pg_catalog.timezone(tz, c.at) as local_at
+            from cuts c
+        ),
+        -- What cds_span_matches reads of a piece's start, and nothing else.
+        patterned as (
+            select p.piece_from, p.piece_to,
+                   pg_catalog.date_part('dow', p.local_at)::integer as dow,
+                   -- 0: no span reads it (so every day is alike there).
+                   case when sd.uses_day_of_month then pg_catalog.date_part('day', p.local_at)::integer else 0 end as day_of_month,
+                   case when sd.uses_month then pg_catalog.date_part('month', p.local_at)::integer else 0 end as month,
+                   p.local_at::pg_catalog.time as time_of_day,
+                   (select pg_catalog.count(*) from pg_catalog.unnest(sd.bounds) b where b <= p.piece_from) as date_side
+            from pieces p, span_dates sd
+            where p.piece_to is not null
+        ),
+        patterns as (
+            select pg_catalog.min(p.piece_from) as sample_at, p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
+            from patterned p
+            group by p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
+        ),
+        -- The zone's rules for the general public, with their policy's spans: read once, then every
+        -- pattern is matched against this handful instead of the whole of cds.rules and cds.time_spans.
+        zone_rules as materialized (
+            select p.curb_policy_id, r.rule_index, p.priority, pg_catalog.cardinality(r.user_classes) as classes,
+                   array(select s from cds.time_spans s
+                         where s.source = p.source and s.curb_policy_id = p.curb_policy_id) as spans
+            from cds.zone_policies zp
+            join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
+            join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+            where zp.source = p_source and zp.curb_zone_id = p_zone
+              and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
+              and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
+        ),
+        -- Materialized: otherwise the planner may look the rule up once per piece after the join below.
+        governed_patterns as materialized (
+            select pt.dow, pt.day_of_month, pt.month, pt.time_of_day, pt.date_side, g.curb_policy_id, g.rule_index
+            from patterns pt
+            left join lateral (
+                select zr.curb_policy_id, zr.rule_index
+                from zone_rules zr
+                where pg_catalog.cardinality(zr.spans) = 0
+                   or exists (select from pg_catalog.unnest(zr.spans) s
+                              where private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at)))
+                order by zr.priority, zr.classes desc nulls last, zr.curb_policy_id, zr.rule_index
+                limit 1) g on true
+        ),
+        governed as (
+            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index,
+                   -- A new run starts where the rule changes (gaps and islands).
+                   case when pg_catalog.lag(g.curb_policy_id) over w is not distinct from g.curb_policy_id
+                         and pg_catalog.lag(g.rule_index) over w is not distinct from g.rule_index
+                         and pg_catalog.lag(p.piece_from) over w is not null
+                        then 0 else 1 end as starts_run
+            from patterned p
+            join governed_patterns g
+              on g.dow = p.dow and g.day_of_month = p.day_of_month and g.month = p.month
+             and g.time_of_day = p.time_of_day and g.date_side = p.date_side
+            window w as (order by p.piece_from)
+        ),
+        numbered as (
+            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
+            from governed g
+        ),
+        runs as (
+            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+                   pg_catalog.max(n.piece_to) as run_to
+            from numbered n
+            group by n.run, n.curb_policy_id, n.rule_index
+        )
+        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
+               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+          into run_policy, run_rule, run_from, run_to
+        from runs r;
+
+        -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
+        -- max_stay is worked out once per rule, not per run.
+        with rules as (
+            select u.policy, u.rule_index, pg_catalog.min(u.run_from) as first_from, pg_catalog.max(u.run_to) as last_to
+            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                            pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+            where u.policy is not null
+            group by u.policy, u.rule_index
+        ),
+        stops as (
+            select x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
+            from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy and r.rule_index = x.rule_index
+            where r.activity <> 'parking'
+            union all
+            select y.limit_at, 2, 'max_stay'
+            from (select x.policy, x.rule_index, private.cds_after(p_start, r.max_stay_unit, r.max_stay, tz) as limit_at
+                  from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy
+                                               and r.rule_index = x.rule_index
+                  where r.max_stay is not null and r.activity = 'parking') y
+            cross join lateral (
+                select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
+                from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                                pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+                where u.policy = y.policy and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
+            where w.at is not null
+            union all
+            select zone_end, 3, 'no_data' where zone_end < window_end
+        )
+        select s.reason into stop_reason from stops s order by s.at, s.rank limit 1;
+
+        if stop_reason is not null then
+            return query select null::pg_catalog.int8, false, stop_reason;
+            return;
+        end if;
+        exit when window_end = p_end;
+        window_end := p_end;
+    end loop;
+
+    with runs as (
+        select u.* from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                                   pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+    ),
+    -- Each tier's bounds once, not once per run.
+    tiers as materialized (
+        select t.*, private.cds_after(p_start, t.rate_unit, t.start_duration, tz) as tier_from,
+               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
+                    else private.cds_after(p_start, t.rate_unit, t.end_duration, tz) end as tier_to
+        from cds.rates t
+        where t.source = p_source
+          and exists (select from runs u where u.policy = t.curb_policy_id and u.rule_index = t.rule_index)
+    ),
+    pieces as (
+        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
+        from runs u
+        join tiers t on t.curb_policy_id = u.policy and t.rule_index = u.rule_index
+    ),
+    charged as (
+        select p.*,
+               case
+                   when p.rate_unit_period = 'calendar' then
+                       p.rate * week_us * case when p.increment_duration is null
+                                               then private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, tz)
+                                               else pg_catalog.ceil(private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, tz)
+                                                                    / p.increment_duration::numeric) * p.increment_duration end
+                   when private.cds_unit_seconds(p.rate_unit) is not null then
+                       case when p.increment_duration is null
+                            then p.rate * extract(epoch from p.piece_to - p.piece_from) * 1000000
+                                 * (604800 / private.cds_unit_seconds(p.rate_unit))
+                            else p.rate * week_us * p.increment_duration
+                                 * pg_catalog.ceil(extract(epoch from p.piece_to - p.piece_from)
+                                                   / (private.cds_unit_seconds(p.rate_unit)::numeric * p.increment_duration)) end
+                   else
+                       pg_catalog.round(p.rate * week_us * case
+                           when p.increment_duration is null
+                               then private.cds_elapsed(p_start, p.piece_to, p.rate_unit, tz)
+                                    - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, tz)
+                           else pg_catalog.ceil((private.cds_elapsed(p_start, p.piece_to, p.rate_unit, tz)
+                                                 - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, tz))
+                                                / p.increment_duration) * p.increment_duration end)
+               end as scaled_charge
+        from pieces p
+        where p.piece_to > p.piece_from
+    )
+    select pg_catalog.sum(c.scaled_charge), pg_catalog.max(c.increment_amount), pg_catalog.min(c.maximum_fee)
+      into scaled, largest_increment, smallest_maximum
+    from charged c;
+
+    total := pg_catalog.ceil(coalesce(scaled, 0) / week_us);
+    if largest_increment is not null then
+        total := pg_catalog.ceil(total / largest_increment::numeric) * largest_increment;
+    end if;
+    if smallest_maximum is not null then
+        total := least(total, smallest_maximum);
+    end if;
+    if total > 9007199254740991 then
+        raise exception using errcode = '22003',
+            message = pg_catalog.format('published cost %s is beyond 2^53 - 1 cents', total);
+    end if;
+    return query select total::pg_catalog.int8, true, null::pg_catalog.text;
+end
+$$;
+revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
+
+-- Published costs of one stay for any number of locations: the zone valid at the stay's start.
+-- Each location is priced on its own: a zone whose values the engine cannot compute with (an overflow,
+-- a total beyond 2^53 - 1: a feed the importer's bounds predate, or one loaded around them) answers
+-- reason 'feed_error' for that location, and the other locations of the call are unaffected. A
+-- cancellation (statement timeout) is not caught: it ends the call.
+create or replace function private.cds_published_cost(p_location_ids text[], p_starts_at timestamptz, p_duration interval)
+    returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
+                  last_updated timestamptz)
+    language plpgsql stable set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+    stay_end pg_catalog.timestamptz;
+    zone record;
+begin
+    if p_starts_at is null or p_duration is null then
+        raise exception using errcode = '22023', message = 'starts_at and duration are required';
+    end if;
+    if not pg_catalog.isfinite(p_starts_at) then
+        raise exception using errcode = '22023', message = 'starts_at must be a finite time';
+    end if;
+    -- A stay is elapsed time: an interval's days count 24 hours, its months 30 days.
+    if p_duration <= interval '0' or p_duration > private.cds_max_stay() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('duration must be more than 0 and at most %s', private.cds_max_stay());
+    end if;
+    stay_end := p_starts_at + pg_catalog.make_interval(secs => extract(epoch from p_duration)::double precision);
+
+    for zone in
+        select z.location_id, z.source, z.curb_zone_id, s.currency, s.last_updated
+        from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
+        join lateral (
+            select v.* from cds.zones v
+            where v.location_id = ids.id and v.start_date <= p_starts_at
+              and (v.end_date is null or v.end_date > p_starts_at)
+            order by v.start_date desc
+            limit 1) z on true
+        join cds.sources s on s.source = z.source
+        order by z.location_id
+    loop
+        location_id := zone.location_id;
+        currency := zone.currency;
+        source := zone.source;
+        last_updated := zone.last_updated;
+        begin
+            select c.cost_cents, c.allowed, c.reason into cost_cents, allowed, reason
+            from private.cds_stay(zone.source, zone.curb_zone_id, p_starts_at, stay_end) c;
+        exception when data_exception or program_limit_exceeded then
+            cost_cents := null;
+            allowed := false;
+            reason := 'feed_error';
+        end;
+        return next;
+    end loop;
+end
+$$;
+revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
+
+-- The longest stay priced in one call.
+create or replace function private.cds_max_stay() returns interval
+    language sql immutable parallel safe
+    return interval '366 days';
+revoke all on function private.cds_max_stay() from public;
+
+-- The most location-days one quote may price: locations × days of the stay (each started day counts).
+-- 5 year-long stays, or 50 locations for 36 days. A year-long stay at a metered location costs about
+-- 18 ms and 50 locations for 36 days about 0.29 s (pgbench, 2 busy shared cores): room for a machine
+-- several times busier within the expensive-call statement timeout (1.5 s).
+create or replace function private.cds_max_location_days() returns integer
+    language sql immutable parallel safe
+    return 1830;
+revoke all on function private.cds_max_location_days() from public;
+
+-- 22023 naming the limit when a client's call would price more than cds_max_location_days(): the cost
+-- of a quote grows with locations × days, so both bounds alone still allow 50 year-long stays per call.
+create or replace function private.cds_check_location_days(p_location_ids text[], p_duration interval)
+    returns void
+    language plpgsql immutable set search_path = ''
+as $$
+declare
+    locations integer := (select pg_catalog.count(distinct l.id)::integer from pg_catalog.unnest(p_location_ids) l(id));
+    days integer;
+begin
+    if p_duration is null or p_duration <= interval '0' or p_duration > private.cds_max_stay() then
+        return;  -- cds_published_cost names what is wrong with the duration itself.
+    end if;
+    days := pg_catalog.ceil(extract(epoch from p_duration) / 86400)::integer;
+    if locations * days > private.cds_max_location_days() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('too many location-days: %s locations x %s days = %s, at most %s per call',
+                                        locations, days, locations * days, private.cds_max_location_days()),
+            hint = 'Ask for fewer locations or a shorter stay, or split the call';
+    end if;
+end
+$$;
+revoke all on function private.cds_check_location_days(text[], interval) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Public functions
+------------------------------------------------------------------------------------------------------
+
+-- What parking at up to max_median_locations() locations from starts_at for duration costs under the
+-- published rates, at most cds_max_location_days() location-days per call. Locations without a zone
+-- valid at starts_at are absent.
+create or replace function public.published_cost(location_ids text[], starts_at timestamptz, duration interval)
+    returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
+                  last_updated timestamptz)
+    language plpgsql stable security definer set search_path = ''
+as $$
+begin
+    if pg_catalog.cardinality(published_cost.location_ids) > private.max_median_locations() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('too many location_ids: %s, at most %s per call',
+                                        pg_catalog.cardinality(published_cost.location_ids), private.max_median_locations());
+    end if;
+    perform private.cds_check_location_days(published_cost.location_ids, published_cost.duration);
+    return query
+    select c.location_id, c.currency, c.cost_cents, c.allowed, c.reason, c.source, c.last_updated
+    from private.cds_published_cost(coalesce(published_cost.location_ids, '{}'::pg_catalog.text[]),
+                                    published_cost.starts_at, published_cost.duration) c;
+end
+$$;
+revoke all on function public.published_cost(text[], timestamptz, interval) from public;
+
+-- The community median (exactly price_medians' rules, through private.report_medians) beside the
+-- published cost of a stay, one row per location that has either. The median is the one in the
+-- published currency when there is published data, else the one with the most reporters.
+create or replace function private.cds_price_quotes(p_location_ids text[], p_rate_kind text, p_starts_at timestamptz,
+                                         p_duration interval)
+    returns table(location_id text, rate_kind text, currency text, median_cents integer, reporters integer,
+                  published_cents bigint, published_allowed boolean, published_reason text,
+                  published_source text, published_updated_at timestamptz)
+    language plpgsql stable set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+    ids pg_catalog.text[] := coalesce(p_location_ids, '{}'::pg_catalog.text[]);
+    kind private.rate_kind;
+begin
+    if pg_catalog.cardinality(ids) > private.max_median_locations() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('too many location_ids: %s, at most %s per call',
+                                        pg_catalog.cardinality(ids), private.max_median_locations());
+    end if;
+    perform private.cds_check_location_days(ids, p_duration);
+    -- The one place an unknown or null rate kind becomes 22023 (medians.sql), as for price_medians; a
+    -- plain cast to the domain would fail with the domain's 23514.
+    kind := private.rate_kind_argument(coalesce(p_rate_kind, ''));
+    return query
+    with medians as (
+        select m.* from private.report_medians(ids, kind, null) m
+    ),
+    published as (
+        select p.* from private.cds_published_cost(ids, p_starts_at, p_duration) p
+    )
+    select l.id, kind::pg_catalog.text, coalesce(p.currency, m.currency), m.median_cents, m.reporters,
+           p.cost_cents, p.allowed, p.reason, p.source, p.last_updated
+    from (select distinct u.id from pg_catalog.unnest(ids) u(id)) l
+    left join published p on p.location_id = l.id
+    left join lateral (
+        select m.* from medians m
+        where m.location_id = l.id and (p.currency is null or m.currency = p.currency)
+        order by m.reporters desc, m.currency
+        limit 1) m on true
+    where p.location_id is not null or m.location_id is not null
+    order by l.id;
+end
+$$;
+revoke all on function private.cds_price_quotes(text[], text, timestamptz, interval) from public;
+
+-- Up to max_median_locations() locations; a null rate_kind is not a rate kind (22023).
+create or replace function public.price_quotes(location_ids text[], rate_kind text default 'hourly',
+                                    starts_at timestamptz default now(), duration interval default '1 hour')
+    returns table(location_id text, rate_kind text, currency text, median_cents integer, reporters integer,
+                  published_cents bigint, published_allowed boolean, published_reason text,
+                  published_source text, published_updated_at timestamptz)
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select q.location_id, q.rate_kind, q.currency, q.median_cents, q.reporters, q.published_cents,
+               q.published_allowed, q.published_reason, q.published_source, q.published_updated_at
+        from private.cds_price_quotes(price_quotes.location_ids, price_quotes.rate_kind, price_quotes.starts_at,
+                                      price_quotes.duration) q;
+    end;
+revoke all on function public.price_quotes(text[], text, timestamptz, interval) from public;
+
+-- Analysts: every location with both a community hourly median and a published one-hour cost at `at`
+-- (same currency, parking allowed). difference = median - published: positive when drivers report
+-- paying more than the posted rate.
+create or replace function public.price_vs_published(at timestamptz default now())
+    returns table(location_id text, currency text, median_cents integer, reporters integer, published_cents bigint,
+                  difference_cents bigint, difference_percent numeric, source text, last_updated timestamptz)
+    language plpgsql stable security definer set search_path = ''
+as $$
+#variable_conflict use_column
+begin
+    return query
+    with medians as (
+        select m.* from private.report_medians(null, 'hourly', null) m
+        where exists (select from cds.zones z where z.location_id = m.location_id)
+    ),
+    published as (
+        select p.* from private.cds_published_cost(array(select distinct m.location_id from medians m),
+                                                   price_vs_published.at, interval '1 hour') p
+        where p.allowed
+    )
+    select m.location_id, m.currency, m.median_cents, m.reporters, p.cost_cents,
+           m.median_cents - p.cost_cents,
+           case when p.cost_cents > 0
+                then pg_catalog.round(100.0 * (m.median_cents - p.cost_cents) / p.cost_cents, 1) end,
+           p.source, p.last_updated
+    from medians m
+    join published p on p.location_id = m.location_id and p.currency = m.currency
+    order by m.location_id;
+end
+$$;
+revoke all on function public.price_vs_published(timestamptz) from public;
