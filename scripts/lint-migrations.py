@@ -43,9 +43,10 @@ CREATE_FUNCTION = re.compile(
 IDENT = r"\"?[\w]+\"?(?:\s*\.\s*\"?[\w]+\"?)?"
 
 
-def strip_sql(text: str, keep_dollar_bodies: bool) -> str:
-    """The SQL without comments and string literals (replaced by a blank); dollar-quoted bodies are
-    kept or blanked. Enough of the lexer to find statements, not to parse them."""
+def strip_sql(text: str, keep_dollar_bodies: bool, keep_strings: bool = False) -> str:
+    """The SQL without comments and string literals (replaced by ''); dollar-quoted bodies are kept
+    (with their strings, which is where dynamic SQL hides) or blanked. Enough of the lexer to find
+    statements, not to parse them."""
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -65,14 +66,14 @@ def strip_sql(text: str, keep_dollar_bodies: bool) -> str:
                     break
                 else:
                     j += 1
-            out.append("''")
+            out.append(text[i:j + 1] if keep_strings else "''")
             i = j + 1
         elif c == "$" and (m := re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", text[i:])):
             tag = m.group(0)
             j = text.find(tag, i + len(tag))
             end = n if j < 0 else j + len(tag)
             if keep_dollar_bodies:
-                out.append(" " + strip_sql(text[i + len(tag):end - len(tag)], True) + " ")
+                out.append(" " + strip_sql(text[i + len(tag):end - len(tag)], True, keep_strings=True) + " ")
             else:
                 out.append(" $body$ ")
             i = end
@@ -103,7 +104,8 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
         if m := VERSIONED.match(name):
             if int(m.group(1)) <= GRANDFATHERED:
                 continue
-            # DO blocks are searched too: a versioned file has no function bodies to excuse.
+            # DO blocks are searched too, strings in them included: a versioned file has no function
+            # bodies to excuse, so any dollar-quoted text is searched as SQL.
             flat = strip_sql(text, keep_dollar_bodies=True)
             for pattern, what in ((CREATE_FUNCTION, "defines a function"),
                                   (re.compile(r"\bgrant\b", re.I), "grants"),
