@@ -1,9 +1,7 @@
 -- What a migrated database is, as text that two databases can be compared by (tests/e2e/test_migration_layout.py):
 -- every object pricesvc's migrations make or change, with owner, privileges and definition; no OIDs, no
 -- timestamps. One line per fact, sorted.
-with acl(object, entries) as (
-    select null::text, null::text where false
-), schemas as (
+with schemas as (
     select n.oid, n.nspname from pg_namespace n
     where n.nspname not in ('pg_catalog', 'information_schema', 'pg_toast', 'tap') and n.nspname !~ '^pg_(toast_)?temp_'
 )
