@@ -36,18 +36,12 @@ end
 $$;
 revoke all on function private.take_rate_limit_token(text, bytea, integer, double precision, text) from public;
 
--- What an analyst session may spend: a statement runs at most this long, and spills at most this much
--- to temporary files (issue 19). name=value, as pg_db_role_setting stores a role default.
-create or replace function private.analyst_session_limits() returns text[]
-    language sql immutable parallel safe
-    return array['statement_timeout=60s', 'temp_file_limit=512MB'];
-revoke all on function private.analyst_session_limits() from public;
-
--- Sets analyst_session_limits() as role defaults on price_analyst and on every login that is an analyst
--- (a member of price_analyst, directly or not): a role default applies at login, to the login role
--- only, never through membership or SET ROLE. Returns the roles it changed. An analyst may still lower
--- or lift statement_timeout in a session (a user setting); temp_file_limit only a superuser can change,
--- which is also who must run this (policies.sql, on every migration that applies it).
+-- Sets private.analyst_session_limits() (settings.sql) as role defaults on price_analyst and on every
+-- login that is an analyst (a member of price_analyst, directly or not): a role default applies at
+-- login, to the login role only, never through membership or SET ROLE. Returns the roles it changed.
+-- An analyst may still lower or lift statement_timeout in a session (a user setting); temp_file_limit
+-- only a superuser can change, which is also who must run this (policies.sql, on every migration that
+-- applies it).
 create or replace function private.limit_analyst_sessions() returns text[]
     language plpgsql volatile set search_path = ''
 as $$

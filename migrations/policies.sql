@@ -1,14 +1,17 @@
--- Who may do what: roles, database and schema privileges, table grants and RLS, EXECUTE grants on every
--- function, and the hand-off of every object to pricesvc_owner. The functions themselves live in the
--- other repeatable files (auth.sql, limits.sql, medians.sql, published_rates.sql, reports.sql); tables,
--- types and settings
--- in the versioned NNNN_*.sql files.
+-- Who may do what: roles, database and schema privileges, table grants and RLS, every function's
+-- EXECUTE, and the hand-off of every object to pricesvc_owner. Every grant, revoke and ownership change
+-- pricesvc makes is here (versioned files numbered up to 0014 made some too; this file re-declares each
+-- of them). The functions live in the other repeatable files (settings.sql, auth.sql, limits.sql,
+-- median_store.sql, medians.sql, published_rates.sql, reports.sql); tables and types in the versioned
+-- NNNN_*.sql files. scripts/lint-migrations.py and tests/pgtap/06_layout.sql hold the tree to this.
 --
 -- Repeatable, and always the last file `pricesvc migrate` applies: after the versioned files and the
 -- other repeatable files, and again whenever any of them ran. So every statement here is idempotent
--- (DROP ... IF EXISTS, REVOKE-then-GRANT), and the ownership block at the end sees every object the
--- other files created. Those files revoke EXECUTE from PUBLIC as they create a function and grant
--- nothing: a function becomes reachable here, in the same transaction that makes pricesvc_owner its owner.
+-- (DROP ... IF EXISTS, REVOKE-then-GRANT), and it sees every object the other files created. Those files
+-- revoke EXECUTE from PUBLIC as they create a function (so a new function is closed from its file's
+-- commit on) and grant nothing: "Functions" below takes every privilege away from everyone but the
+-- owner and grants back exactly what is listed, in the same transaction that makes pricesvc_owner the
+-- owner. The catalog is then what this file says, whatever earlier versions of any file granted.
 
 -- Applied by a superuser (`pricesvc migrate`): it creates roles, revokes on pg_catalog functions and
 -- hands every object to pricesvc_owner. Nothing else ever needs a superuser.
@@ -89,12 +92,12 @@ revoke create on schema public from public;
 
 -- auth: clients may call auth.uid()/auth.jwt()/auth.role() (policies and the reporter_id default need them);
 -- authenticator calls the sign-in functions. Tables stay unreachable (no table grants below).
-revoke all on schema auth from public;
+revoke all on schema auth from public, anon, authenticated, price_analyst, authenticator;
 grant usage on schema auth to anon, authenticated, authenticator;
 
 -- private and extensions: owner only. The SECURITY DEFINER functions use them as the owner.
-revoke all on schema private from public;
-revoke all on schema extensions from public;
+revoke all on schema private from public, anon, authenticated, price_analyst, authenticator;
+revoke all on schema extensions from public, anon, authenticated, price_analyst, authenticator;
 grant usage on schema extensions to pricesvc_owner;
 
 -- Advisory locks belong to the owner: the cap trigger serialises a reporter's inserts on one, and any
@@ -168,7 +171,7 @@ $$;
 select private.limit_analyst_sessions();
 
 -- pricesvc_meta: authenticator reads the applied migrations for /readyz through one function.
-revoke all on schema pricesvc_meta from public;
+revoke all on schema pricesvc_meta from public, anon, authenticated, price_analyst, authenticator;
 grant usage on schema pricesvc_meta to authenticator;
 
 ------------------------------------------------------------------------------------------------------
@@ -197,12 +200,49 @@ create policy reporters_insert_own_reports on public.price_reports
     for insert to authenticated
     with check (reporter_id = (select auth.uid()));
 
--- The table's rate-kind check (0007) calls this list as the inserting role.
-grant execute on function private.rate_kinds() to authenticated;
+-- The median store (0012, median_store.sql): derived from price_reports, the owner's only.
+revoke all on all tables in schema private from public, anon, authenticated, price_analyst, authenticator;
+revoke all on all sequences in schema private from public, anon, authenticated, price_analyst, authenticator;
 
 ------------------------------------------------------------------------------------------------------
--- Functions: who may call what (EXECUTE was revoked from PUBLIC where each is created)
+-- Functions: each belongs to pricesvc_owner, and nobody else may call it but as granted below
 ------------------------------------------------------------------------------------------------------
+
+-- Every function pricesvc made (in auth, private, pricesvc_meta and cds, and its own in public): owned by
+-- pricesvc_owner, and every privilege of every other role taken away (PUBLIC's default EXECUTE
+-- included), whoever granted it and whenever. The grants below are then all there is.
+do $$
+declare
+    f pg_catalog.text;
+    grantee pg_catalog.text;
+    -- public is shared with whatever else lives in the database: only pricesvc's own functions there.
+    public_functions pg_catalog.name[] := array['price_median', 'price_medians', 'price_median_overview',
+                                                'published_cost', 'price_quotes', 'price_vs_published'];
+begin
+    for f in select p.oid::pg_catalog.regprocedure::pg_catalog.text
+             from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+             where (n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
+                    or (n.nspname = 'public' and p.proname = any (public_functions)))
+               and not exists (select from pg_catalog.pg_depend d
+                               where d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                 and d.objid = p.oid and d.deptype = 'e') loop
+        if (select p.proowner from pg_catalog.pg_proc p where p.oid = f::pg_catalog.regprocedure)
+           <> 'pricesvc_owner'::pg_catalog.regrole then
+            execute pg_catalog.format('alter routine %s owner to pricesvc_owner', f);
+        end if;
+        for grantee in select distinct case a.grantee when 0 then 'public'
+                                       else pg_catalog.quote_ident(a.grantee::pg_catalog.regrole::pg_catalog.text) end
+                       from pg_catalog.pg_proc p,
+                            pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+                       where p.oid = f::pg_catalog.regprocedure and a.grantee <> p.proowner loop
+            execute pg_catalog.format('revoke all on function %s from %s cascade', f, grantee);
+        end loop;
+    end loop;
+end
+$$;
+
+-- The table's rate-kind check (0007) calls this list as the inserting role.
+grant execute on function private.rate_kinds() to authenticated;
 
 -- Token verification: policies and the reporter_id default evaluate these as the client role;
 -- authenticator too, because the service's identity statement verifies the token as it switches role,
@@ -224,7 +264,7 @@ grant execute on function auth.sign_up_anonymous(bytea, jsonb, bytea, integer, i
 grant execute on function auth.refresh_session(bytea, bytea, bytea, integer, integer, integer) to authenticator;
 grant execute on function auth.sign_out(uuid, text) to authenticator;
 grant execute on function auth.get_user(uuid, uuid) to authenticator;
--- Defined with its table in 0006_signup_challenges.sql, which granted it too; repeated so this list is whole.
+-- Spent sign-up challenges: only the service's login spends them, as part of POST /auth/v1/signup.
 grant execute on function auth.spend_signup_challenge(bytea, timestamptz) to authenticator;
 -- auth.prune(): owner only, since `pricesvc prune` runs with the owner's credentials.
 
@@ -244,28 +284,8 @@ revoke all on all sequences in schema cds from public, anon, authenticated, pric
 grant usage on schema cds to price_analyst;
 grant select on all tables in schema cds to price_analyst;
 
--- The engine (private.cds_*) is the owner's: reachable only through the public functions below.
-revoke all on function private.cds_replace_source(text, jsonb) from public;
-revoke all on function private.cds_unit_seconds(text) from public;
-revoke all on function private.cds_unit_months(text) from public;
-revoke all on function private.cds_after(timestamptz, text, numeric, text) from public;
-revoke all on function private.cds_elapsed(timestamptz, timestamptz, text, text) from public;
-revoke all on function private.cds_calendar_units(timestamptz, timestamptz, text, text) from public;
-revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, timestamp) from public;
-revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
-revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
-revoke all on function private.cds_max_stay() from public;
-revoke all on function private.cds_max_location_days() from public;
-revoke all on function private.cds_check_location_days(text[], interval) from public;
-revoke all on function private.cds_price_quotes(text[], text, timestamptz, interval) from public;
-
+-- The engine (private.cds_*) is the owner's (no grants): reachable only through these public functions.
 -- Reporters (through the service) and analysts price stays; the comparison lists every location: analysts.
-revoke all on function public.published_cost(text[], timestamptz, interval)
-    from public, anon, authenticated, price_analyst, authenticator;
-revoke all on function public.price_quotes(text[], text, timestamptz, interval)
-    from public, anon, authenticated, price_analyst, authenticator;
-revoke all on function public.price_vs_published(timestamptz)
-    from public, anon, authenticated, price_analyst, authenticator;
 grant execute on function public.published_cost(text[], timestamptz, interval) to authenticated, price_analyst;
 grant execute on function public.price_quotes(text[], text, timestamptz, interval) to authenticated, price_analyst;
 grant execute on function public.price_vs_published(timestamptz) to price_analyst;
@@ -275,14 +295,14 @@ grant execute on function public.price_vs_published(timestamptz) to price_analys
 ------------------------------------------------------------------------------------------------------
 
 -- /readyz compares the applied migrations with the files the service ships.
-revoke all on function pricesvc_meta.applied_migrations() from public;
 grant execute on function pricesvc_meta.applied_migrations() to authenticator;
 revoke all on table pricesvc_meta.schema_migrations from public, anon, authenticated, price_analyst, authenticator;
 
 ------------------------------------------------------------------------------------------------------
 -- Ownership: everything pricesvc made belongs to pricesvc_owner (NOLOGIN, BYPASSRLS, not superuser), so
 -- SECURITY DEFINER code runs with the schema's own rights and nothing more. Runs last, after every file
--- that creates objects; a superuser replacing an object later keeps this owner.
+-- that creates objects; a superuser replacing an object later keeps this owner. Functions are handed
+-- over in "Functions" above, with their privileges.
 ------------------------------------------------------------------------------------------------------
 
 do $$
@@ -290,8 +310,6 @@ declare
     object_name pg_catalog.text;
     -- public is shared with whatever else lives in the database: only pricesvc's own objects there.
     public_tables pg_catalog.oid[] := array['public.price_reports'::pg_catalog.regclass::pg_catalog.oid];
-    public_functions pg_catalog.name[] := array['price_median', 'price_medians', 'price_median_overview',
-                                                'published_cost', 'price_quotes', 'price_vs_published'];
 begin
     for object_name in select n.nspname from pg_catalog.pg_namespace n
                        where n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
@@ -322,16 +340,6 @@ begin
                                          where d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
                                            and d.objid = t.oid and d.deptype = 'e') loop
         execute object_name || ' owner to pricesvc_owner';
-    end loop;
-    for object_name in select p.oid::pg_catalog.regprocedure::pg_catalog.text
-                       from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-                       where (n.nspname in ('auth', 'private', 'pricesvc_meta', 'cds')
-                              or (n.nspname = 'public' and p.proname = any (public_functions)))
-                         and p.proowner <> 'pricesvc_owner'::pg_catalog.regrole
-                         and not exists (select from pg_catalog.pg_depend d
-                                         where d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-                                           and d.objid = p.oid and d.deptype = 'e') loop
-        execute pg_catalog.format('alter routine %s owner to pricesvc_owner', object_name);
     end loop;
 end
 $$;

@@ -595,20 +595,7 @@ end
 $$;
 revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
 
--- The longest stay priced in one call.
-create or replace function private.cds_max_stay() returns interval
-    language sql immutable parallel safe
-    return interval '366 days';
-revoke all on function private.cds_max_stay() from public;
-
--- The most location-days one quote may price: locations × days of the stay (each started day counts).
--- 5 year-long stays, or 50 locations for 36 days. A year-long stay at a metered location costs about
--- 18 ms and 50 locations for 36 days about 0.29 s (pgbench, 2 busy shared cores): room for a machine
--- several times busier within the expensive-call statement timeout (1.5 s).
-create or replace function private.cds_max_location_days() returns integer
-    language sql immutable parallel safe
-    return 1830;
-revoke all on function private.cds_max_location_days() from public;
+-- Its limits, private.cds_max_stay() and private.cds_max_location_days(), are in settings.sql.
 
 -- 22023 naming the limit when a client's call would price more than cds_max_location_days(): the cost
 -- of a quote grows with locations × days, so both bounds alone still allow 50 year-long stays per call.

@@ -37,6 +37,7 @@ export PRICESVC_TEST_JWT_SECRET=$secret
 step "migrate"
 PRICESVC_JWT_SECRET=$secret "$bin" migrate --migration-database-url "$owner_url" || exit 1
 
+run_suite "migrations/ layout (scripts/lint-migrations.py)" scripts/lint-migrations.py
 run_suite "pgTAP policies" pg_prove --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
 run_suite "50 parallel inserts, one reporter" tests/concurrency/parallel_inserts.sh
 run_suite "1 600 parallel inserts, one median store" tests/concurrency/median_store.sh

@@ -50,8 +50,9 @@ public struct MigrationStatus: Sendable, Equatable {
 /// Two kinds of file, told apart by name:
 /// - **Versioned** `NNNN_name.sql` run once, in numeric order, and may never change afterwards.
 /// - **Repeatable** `name.sql` (lowercase letters, digits and `_`, starting with a letter) hold idempotent
-///   definitions (`create or replace`, revoke-then-grant). They run after the versioned files, in name
-///   order, except ``finalFileName`` (`policies.sql`), which always runs last.
+///   definitions (`create or replace`, revoke-then-grant). They run after the versioned files:
+///   ``firstFileName`` (`settings.sql`) first, since every other file may read a setting, then the rest in
+///   name order, and ``finalFileName`` (`policies.sql`) always last.
 ///
 /// A repeatable file runs when its checksum differs from the applied one. Every repeatable file runs
 /// after any versioned step (a versioned file that drops or recreates an object loses the grants, policies
@@ -61,6 +62,8 @@ public struct MigrationStatus: Sendable, Equatable {
 public struct MigrationPlanner: Sendable {
     /// The repeatable file that runs last: roles, grants, RLS and the ownership hand-off.
     public static let finalFileName = "policies.sql"
+    /// The repeatable file that runs first: the settings every other file's functions may read.
+    public static let firstFileName = "settings.sql"
 
     public var files: [MigrationFile]
     public var applied: [AppliedMigration]
@@ -172,10 +175,12 @@ public struct MigrationPlanner: Sendable {
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
     }
 
-    /// Run order: versioned files by number, repeatable files by name, `policies.sql`, then anything else.
+    /// Run order: versioned files by number, `settings.sql`, the other repeatable files by name,
+    /// `policies.sql`, then anything else.
     private static func sortKey(_ name: String) -> (Int, Int, String) {
         if let number = versionNumber(of: name) { return (0, number, name) }
-        if name == finalFileName { return (2, 0, name) }
-        return (isRepeatableName(name) ? 1 : 3, 0, name)
+        if name == firstFileName { return (1, 0, name) }
+        if name == finalFileName { return (3, 0, name) }
+        return (isRepeatableName(name) ? 2 : 4, 0, name)
     }
 }

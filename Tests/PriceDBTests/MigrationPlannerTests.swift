@@ -79,6 +79,15 @@ import Testing
         #expect(names(plan) == ["0001_schema.sql", "0010_auth.sql", "auth.sql", "medians.sql", "reports.sql", "policies.sql"])
     }
 
+    @Test func settingsRunFirstAmongRepeatableFilesSoEveryOtherFileMayReadThem() throws {
+        let settings = MigrationFile(name: "settings.sql", checksum: "sss")
+        let plan = try MigrationPlanner(files: [policies, settings, reportsRules, tenth, medians, schema, auth], applied: []).plan()
+        #expect(names(plan) == ["0001_schema.sql", "0010_auth.sql", "settings.sql", "auth.sql", "medians.sql", "reports.sql",
+                                "policies.sql"])
+        let status = MigrationPlanner(files: [policies, auth, settings], applied: []).status()
+        #expect(status.pending == ["settings.sql", "auth.sql", "policies.sql"])
+    }
+
     @Test func aChangedRepeatableFileRunsAloneFollowedByPolicies() throws {
         var edited = medians
         edited.checksum = "new"

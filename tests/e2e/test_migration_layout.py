@@ -1,0 +1,162 @@
+"""The SQL layout (docs/contracts.md, "migrations/ layout"): a database migrated from an earlier layout
+ends with the same catalog as a fresh one, and scripts/lint-migrations.py refuses what the layout forbids.
+
+Each test makes its own databases in the test cluster (`make test` reuses one cluster: the names carry
+this process's id) and drops them. The earlier layouts come from git history (`git archive`), which a
+clone has.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DUMP = Path(__file__).resolve().parent / "catalog_dump.sql"
+LINT = REPO / "scripts/lint-migrations.py"
+# Earlier layouts a deployed database may be at: before the published-rates engine left 0010 (08deb3b),
+# and main before settings.sql and the generic revoke in policies.sql (d0da0f8).
+EARLIER_LAYOUTS = ["08deb3b", "d0da0f8"]
+
+
+def psql(env, database: str, *args: str, timeout: float = 60) -> str:
+    result = subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", env.pghost, "-U", env.pguser,
+                             "-d", database, *args], capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"psql -d {database} {args}: {result.stderr}"
+    return result.stdout
+
+
+def catalog(env, database: str) -> list[str]:
+    lines = psql(env, database, "-f", str(DUMP)).splitlines()
+    assert len(lines) > 500, f"the catalog dump of {database} is too short to mean anything:\n" + "\n".join(lines)
+    return lines
+
+
+def migrate(env, database: str, migrations: Path) -> None:
+    url = f"postgresql:///{database}?host={env.pghost}&user={env.pguser}"
+    result = env.run("migrate", "--migration-database-url", url, timeout=180, migrations_dir=str(migrations))
+    assert result.returncode == 0, f"migrate {database} with {migrations}:\n{result.stdout}\n{result.stderr}"
+
+
+def lint(env, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["python3", str(LINT), *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PGHOST": env.pghost, "PGUSER": env.pguser})
+
+
+class Databases:
+    def __init__(self, env):
+        self.env, self.names = env, []
+
+    def create(self, label: str) -> str:
+        name = f"layout_{label}_{os.getpid()}"
+        psql(self.env, "postgres", "-c", f"drop database if exists {name} with (force)")
+        psql(self.env, "postgres", "-c", f"create database {name}")
+        self.names.append(name)
+        return name
+
+    def drop_all(self) -> None:
+        for name in self.names:
+            psql(self.env, "postgres", "-c", f"drop database if exists {name} with (force)")
+
+
+@pytest.fixture(scope="module")
+def databases(env):
+    made = Databases(env)
+    yield made
+    made.drop_all()
+
+
+@pytest.fixture(scope="module")
+def fresh(env, databases) -> str:
+    """A database migrated once, from nothing, with migrations/."""
+    name = databases.create("fresh")
+    migrate(env, name, REPO / "migrations")
+    return name
+
+
+@pytest.mark.parametrize("commit", EARLIER_LAYOUTS)
+def test_a_database_migrated_from_an_earlier_layout_has_the_catalog_of_a_fresh_one(env, databases, fresh, commit,
+                                                                                   tmp_path):
+    archive = subprocess.run(f"git -C {REPO} archive {commit} migrations | tar -x -C {tmp_path}", shell=True,
+                             capture_output=True, text=True, timeout=60)
+    assert archive.returncode == 0, f"cannot read migrations/ at {commit} from git history: {archive.stderr}"
+    upgraded = databases.create(f"from_{commit}")
+    migrate(env, upgraded, tmp_path / "migrations")
+    before = catalog(env, upgraded)
+    migrate(env, upgraded, REPO / "migrations")
+
+    after, expected = catalog(env, upgraded), catalog(env, fresh)
+    assert after != before, "the upgrade changed nothing: the comparison below would prove nothing"
+    assert after == expected, "upgraded (-) and fresh (+) catalogs differ:\n" + "\n".join(
+        difflib.unified_diff(after, expected, lineterm="", n=0))
+
+    # The dump sees privileges: one stray grant is a difference.
+    psql(env, upgraded, "-c", "grant execute on function private.reporter_cap() to anon")
+    assert catalog(env, upgraded) != expected
+
+
+def test_the_tree_keeps_the_layout(env, fresh):
+    result = lint(env, "--database", fresh)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "keeps the layout" in result.stdout
+
+
+def test_a_function_no_repeatable_file_creates_is_refused(env, fresh):
+    psql(env, fresh, "-c", "create function private.stray() returns integer language sql return 1")
+    try:
+        result = lint(env, "--database", fresh)
+    finally:
+        psql(env, fresh, "-c", "drop function private.stray()")
+    assert result.returncode == 1
+    assert "private.stray()" in result.stdout
+
+
+@pytest.fixture
+def migrations_copy(tmp_path) -> Path:
+    copy = tmp_path / "migrations"
+    shutil.copytree(REPO / "migrations", copy)
+    return copy
+
+
+@pytest.mark.parametrize("statement", [
+    "create function private.later() returns integer language sql return 1;",
+    "create or replace procedure private.later() language sql begin atomic select 1; end;",
+    "grant select on table public.price_reports to anon;",
+    "revoke all on function private.reporter_cap() from public;",
+    "alter table public.price_reports owner to postgres;",
+    "do $$ begin execute 'grant usage on schema private to anon'; end $$;",
+])
+def test_a_new_versioned_file_that_defines_a_function_or_changes_privileges_is_refused(env, migrations_copy,
+                                                                                       statement):
+    (migrations_copy / "0015_later.sql").write_text(f"alter table public.price_reports add column x integer;\n"
+                                                    f"{statement}\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 1, result.stdout
+    assert "0015_later.sql: a versioned file" in result.stdout
+
+
+def test_a_new_versioned_file_may_change_tables_and_data(env, migrations_copy):
+    (migrations_copy / "0015_later.sql").write_text(
+        "-- Words in comments and strings are not statements: grant, revoke, owner to.\n"
+        "alter table public.price_reports add column note text default 'grant revoke owner to';\n"
+        "update public.price_reports set note = 'create function f() ...' where false;\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("statement", [
+    "grant execute on function private.reporter_cap() to anon;",
+    "alter function private.reporter_cap() owner to postgres;",
+    "revoke all on function private.reporter_cap() from anon;",
+])
+def test_grants_and_owners_outside_policies_sql_are_refused(env, migrations_copy, statement):
+    with (migrations_copy / "medians.sql").open("a") as medians:
+        medians.write(statement + "\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 1, result.stdout
+    assert "medians.sql:" in result.stdout
