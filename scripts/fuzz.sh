@@ -71,6 +71,7 @@ for target in "${targets[@]}"; do
   common=(-rss_limit_mb=2048 -timeout=10 -detect_leaks=0 -max_len="$(max_len "$target")")
   [ -f "Fuzz/Dictionaries/$target.dict" ] && common+=(-dict="Fuzz/Dictionaries/$target.dict")
   log=$work/log
+  rm -f "$log" "$log.replay"
   result=ok
   # Every committed input once: a fixed crash stays fixed.
   if ! "$bin/$target" "${common[@]}" -runs=0 -artifact_prefix="$work/artifacts/" \
@@ -89,7 +90,10 @@ for target in "${targets[@]}"; do
   printf '%-16s %12s %8s  %s\n' "$target" "${executions:-0}" "$crashes" "$result"
   if [ "$result" != ok ]; then
     failed+=("$target")
-    grep -m1 -E 'fuzz invariant broken|Fatal error|ERROR: (AddressSanitizer|libFuzzer)' "$log.replay" "$log" 2>/dev/null | sed 's/^/    /'
+    for pattern in 'fuzz invariant broken|Swift runtime failure|Fatal error' 'ERROR: (AddressSanitizer|libFuzzer)'; do
+      line=$(cat "$log.replay" "$log" 2>/dev/null | grep -m1 -E "$pattern")
+      [ -n "$line" ] && { echo "    ${line#"${line%%[! ]*}"}"; break; }
+    done
     find "$work/artifacts" -type f | sed 's/^/    artifact: /'
   fi
 done
