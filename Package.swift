@@ -7,6 +7,13 @@ let package = Package(
     name: "pricesvc",
     products: [
         .executable(name: "pricesvc", targets: ["pricesvc"]),
+        // For the fuzz targets in Fuzz/ (a separate package that depends on this one by path).
+        .library(name: "PriceJSON", targets: ["PriceJSON"]),
+        .library(name: "PriceDB", targets: ["PriceDB"]),
+        .library(name: "AnonAuth", targets: ["AnonAuth"]),
+        .library(name: "PriceHTTP", targets: ["PriceHTTP"]),
+        .library(name: "PriceAPI", targets: ["PriceAPI"]),
+        .library(name: "PublishedRates", targets: ["PublishedRates"]),
     ],
     targets: [
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",

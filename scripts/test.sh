@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: a throwaway PostgreSQL cluster, the migrations, then every suite against it:
-# pgTAP policies (pg_prove), the concurrency check, Swift tests, and the end-to-end suite that
+# pgTAP policies (pg_prove), the concurrency check, Swift tests, the fuzz targets, and the end-to-end suite that
 # drives a real pricesvc with curl-like requests and the unmodified supabase Python client. Last, the
 # replicated topology of docs/deployment.md (scripts/cluster.sh) and its failover drill.
 set -uo pipefail
@@ -44,6 +44,9 @@ run_suite "1 600 parallel inserts, one median store" tests/concurrency/median_st
 
 export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
 run_suite "swift test" swift test --skip-build
+# Every parser under libFuzzer (Fuzz/, docs/fuzzing.md): each committed crash and seed replayed, then 20 s
+# of fuzzing per target, after one sanitizer build.
+run_suite "fuzzing: 6 targets × 20 s" scripts/fuzz.sh 20
 
 step "python virtual environment (.venv)"
 wanted=$(sha256sum tests/e2e/requirements.txt | cut -c1-64)
