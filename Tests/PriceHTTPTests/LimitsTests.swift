@@ -90,6 +90,14 @@ struct ClientNetworkTests {
         #expect(ClientNetwork.key(for: "2001:db8:1:3::1", ipv6Prefix: 64) == "2001:db8:1:3::/64")
     }
 
+    @Test("text with a NUL is no address: inet_pton would judge only the part before it (found by FuzzRequestHead)")
+    func nulIsNoAddress() {
+        #expect(ClientNetwork.key(for: "198.51.100.7\u{0}/evil", ipv6Prefix: 64) == nil)
+        #expect(ClientNetwork.key(for: "2001:db8::1\u{0}x", ipv6Prefix: 64) == nil)
+        #expect(ClientNetwork.key(for: String(repeating: "1", count: 65), ipv6Prefix: 64) == nil)
+        #expect(ClientNetwork.key(for: "198.51.100.7", ipv6Prefix: 64) == "198.51.100.7")
+    }
+
     @Test("other prefixes: /48 and /56 merge more, /128 is the address itself, odd lengths mask within a byte")
     func otherPrefixes() {
         #expect(ClientNetwork.key(for: "2001:db8:1:2:3:4:5:6", ipv6Prefix: 48) == "2001:db8:1::/48")

@@ -9,6 +9,9 @@ enum ClientNetwork {
     /// and the prefix length). `nil` when `address` is not a literal IPv4 or IPv6 address.
     static func key(for address: String, ipv6Prefix: Int) -> String? {
         precondition((1...128).contains(ipv6Prefix), "ipv6Prefix must be 1...128")
+        // inet_pton reads a C string: text with a NUL would be judged by its part before the NUL, and
+        // returned whole as the key (a fresh bucket per suffix). No address is longer than 45 bytes.
+        guard address.utf8.count <= 64, !address.utf8.contains(0) else { return nil }
         // inet_pton takes an IPv4 address only as four decimal parts without leading zeros, which is
         // exactly how inet_ntop prints it: such an address is its own key (the common case, per request).
         var ipv4 = in_addr()
