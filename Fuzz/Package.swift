@@ -34,6 +34,9 @@ let package = Package(
         .executableTarget(name: "FuzzRequestHead", dependencies: [
             "FuzzCommon", .product(name: "PriceHTTP", package: "pricesvc"),
         ]),
+        .executableTarget(name: "FuzzRequestFraming", dependencies: [
+            "FuzzCommon", .product(name: "PriceHTTP", package: "pricesvc"),
+        ]),
         .testTarget(name: "FuzzCommonTests", dependencies: ["FuzzCommon"]),
     ],
     swiftLanguageModes: [.v6]

@@ -14,7 +14,7 @@ export ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 
 seconds=20
 if [[ ${1:-} =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
-all=(FuzzJSON FuzzReadOptions FuzzToken FuzzTime FuzzCurbFeed FuzzRequestHead)
+all=(FuzzJSON FuzzReadOptions FuzzToken FuzzTime FuzzCurbFeed FuzzRequestHead FuzzRequestFraming)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for target in "${targets[@]}"; do
@@ -25,6 +25,7 @@ done
 max_len() {
   case $1 in
     FuzzTime) echo 128 ;;
+    FuzzRequestFraming) echo 1024 ;;
     FuzzReadOptions|FuzzToken|FuzzRequestHead) echo 2048 ;;
     FuzzCurbFeed) echo 16384 ;;
     *) echo 4096 ;;

@@ -3,12 +3,6 @@ import PriceJSON
 
 /// Promises every answer keeps, whatever was asked.
 public enum ResponseChecks {
-    /// `select=a,a` (or `x:a,x:b`, or `a,*`) writes one key twice in each row object: JSON that the
-    /// service's own parser refuses. Tolerated until `select` refuses duplicate items (issue 19,
-    /// "Bounded responses"), so that the targets look for other bugs meanwhile; set to false then
-    /// (FailCases/FuzzReadOptions/select-duplicate-column replays it).
-    public static let toleratesDuplicateKeysFromSelect = true
-
     public static func check(_ handled: ServiceHarness.Handled, input: some Sequence<UInt8>) {
         let response = handled.response
         let context = { "status \(response.status) for input \(printable(input))" }
@@ -24,7 +18,6 @@ public enum ResponseChecks {
         if contentType.contains("json"), !response.body.isEmpty {
             do {
                 json = try JSONParser(maxBytes: Int.max, maxDepth: 64).parse(response.body)
-            } catch where error.code == .duplicateKey && toleratesDuplicateKeysFromSelect {
             } catch {
                 fuzzRequire(false, "a \(contentType) body that is not JSON (\(error)): \(printable(response.body)); \(context())")
             }

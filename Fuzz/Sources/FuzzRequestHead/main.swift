@@ -4,11 +4,6 @@ import FuzzCommon
 private let harness = ServiceHarness.shared
 private let peer = "10.0.0.1"
 private let trustedProxies: Set<String> = [peer, "10.0.0.2", "2001:db8::1"]
-/// `ClientNetwork.key` hands an address to inet_pton as a C string, so `14.0.0.0\0anything` passes as
-/// `14.0.0.0` and is returned whole: one more key per suffix. The server's header values stop at a
-/// NUL (`String(cString:)`), so a request cannot carry one there today; tolerated until `key(for:)`
-/// refuses NUL itself, then set to false (FailCases/FuzzRequestHead/forwarded-for-nul replays it).
-private let toleratesNULInAddresses = true
 
 /// The request head as the service reads it: method and path (routing), every header the service
 /// looks at (apikey, Authorization, Content-Type, Accept, Prefer, Range, Origin and the CORS
@@ -28,8 +23,7 @@ public func fuzzRequestHead(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let prefix = 1 + (text.body.first.map(Int.init) ?? 63) % 128
     let key = PriceHTTPFuzzing.clientKey(peer: peer, forwardedFor: request.headers["x-forwarded-for"],
                                          trustedProxies: trustedProxies, ipv6Prefix: prefix)
-    let forwardedFor = request.headers["x-forwarded-for"] ?? ""
-    if key != peer, !(toleratesNULInAddresses && forwardedFor.utf8.contains(0)) {
+    if key != peer {
         fuzzRequire(!key.utf8.contains(0), "key \(printable(key)) holds a NUL")
         if let slash = key.firstIndex(of: "/") {
             fuzzRequire(key[key.index(after: slash)...] == "\(prefix)", "key \(printable(key)) not at /\(prefix)")
