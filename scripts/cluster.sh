@@ -702,22 +702,35 @@ urllib.request.urlopen(request, timeout=5).read()
 EOF
 }
 
-stop_databases() {
+# Their data directories are about to be replaced: Patroni first (so it restarts nothing), then the
+# postmasters and what is left of them, all killed rather than shut down.
+kill_databases() {
     local pids=() n pid
     for n in 1 2; do
         pid=$(pid_of "$DIR/patroni-node$n.pid")
         alive "$pid" "$NODES/node$n/patroni.yml" && pids+=("$pid")
     done
-    stop_pids 60 "${pids[@]}"
+    kill_pids "${pids[@]}"
     pids=()
     for n in 1 2; do
         pid=$(head -n 1 "$NODES/node$n/data/postmaster.pid" 2>/dev/null || true)
         alive "$pid" postgres && pids+=("$pid")
     done
-    stop_pids 30 "${pids[@]}"
+    kill_pids "${pids[@]}"
     mapfile -t pids < <(leftover_pids)
-    stop_pids 5 "${pids[@]}"
+    kill_pids "${pids[@]}"
 }
+
+kill_pids() {
+    [ $# -eq 0 ] && return 0
+    kill -KILL "$@" 2>/dev/null || true
+    local pid deadline=$((SECONDS + 10))
+    for pid in "$@"; do
+        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+    done
+}
+
+progress() { printf 'cluster: restore: %s (%ss)\n' "$1" "$(( ($(date +%s%N) - start_ns) / 100000000 ))" | sed 's/\([0-9]\)s)$/.\1s)/' >&2; }
 
 restore() {
     load_configuration || die "no cluster in $DIR"
@@ -738,12 +751,14 @@ restore() {
         PGBR_CONF=$NODES/$leader/pgbackrest.conf pgbr check >/dev/null 2>&1 ||
             echo "cluster: could not archive the current WAL; restoring to the end of the archive" >&2
     fi
-    stop_databases
+    kill_databases
+    progress "Patroni and PostgreSQL stopped on both nodes"
     forget_cluster_state || die "could not clear the cluster's state in etcd"
     rm -rf -- "$NODES/node1/data" "$NODES/node2/data"
     install -d -m 0700 "$home/data"
     [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$home/data"
     pgbr restore "${RESTORE_ARGS[@]}" || die "pgbackrest restore failed (see $home/pgbackrest/log)"
+    progress "node1's data directory restored from $RESTORE_SET"
 
     # Recovery outside Patroni, so nothing promotes it before the target: up to TIME (or the end of the
     # archive), then it promotes itself. The restored postgresql.conf may be the other node's (Patroni
@@ -763,6 +778,7 @@ restore() {
         [ $SECONDS -lt $deadline ] || die "recovery did not finish in ${CLUSTER_RECOVERY_TIMEOUT:-3600}s"
         sleep 0.2
     done
+    progress "recovered ${time:+to $time }and promoted"
     "${su[@]}" -v ON_ERROR_STOP=1 <<<"$RESET_RECOVERY_SQL" >/dev/null
     "${su[@]}" -c checkpoint >/dev/null
     local timeline switchpoint start_lsn
@@ -773,11 +789,13 @@ restore() {
     # Patroni adopts the recovered data directory as a new cluster (same system identifier).
     start_node 1
     wait_for 90 "node1 to lead" "$home/patroni.log" new_leader_is node1
+    progress "Patroni leads on node1"
     wait_for 30 "HAProxy's read-write port to follow the leader" "" rw_port_follows_leader
     start_pricesvc 1
     start_pricesvc 2
     wait_for 60 "/readyz through HAProxy" "" http_ok "http://127.0.0.1:$HTTP_PORT/readyz"
     local ready_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+    progress "pricesvc ready through HAProxy"
     start_lsn=$(pgbr info --output=json --set="$RESTORE_SET" | "$PY" -c '
 import json, sys
 print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
@@ -785,6 +803,7 @@ print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
     # The restored history is a new timeline: its own full backup is the base the standby is rebuilt
     # from (Patroni's pgbackrest replica method), and the base of every later backup.
     pgbr backup --type=full || die "the backup after the restore failed (see $home/pgbackrest/log)"
+    progress "full backup of the new timeline taken"
     local after
     after=$(pgbr info --output=json | "$PY" "$BACKUP_INFO" last | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["label"])')
     start_node 2
