@@ -4,10 +4,12 @@
 #
 #   bench/backup.sh            prints one JSON object: full backup seconds and bytes, incremental after
 #                              BENCH_INCR_REPORTS more reports, restore to the latest point (seconds,
-#                              WAL replayed), and the RPO measured under a steady writer
+#                              WAL replayed) over the live files (--delta) and into an empty data
+#                              directory, and the RPO measured under a steady writer
 #
 # Settings: BENCH_REPORTS (1000000), BENCH_INCR_REPORTS (20000), BENCH_ARCHIVE_TIMEOUT (60: the
-# archive_timeout of the measurement), BENCH_RPO_SECONDS (150: how long the writer runs),
+# archive_timeout of the measurement, read when the repository is first set up), BENCH_RPO_SECONDS
+# (150: how long the writer runs; 0 skips the RPO),
 # BENCH_WRITES_PER_SECOND (10). Its own PostgreSQL and repository under var/bench-backup (kept, so the
 # seed happens once; delete the folder to start over).
 set -euo pipefail
@@ -62,6 +64,8 @@ t0=$(date +%s%N); incr=$(backup_json incr); incr_ms=$(( ($(date +%s%N) - t0) / 1
 # RPO: a steady writer; every half second, how far behind the archive is. At a moment t the archive
 # holds every commit up to the end of its last segment; the RPO at t is the age of the newest commit
 # that is not yet there (0 when everything is).
+rpo='{"rpo_max_seconds": null, "rpo_median_seconds": null, "samples": 0}'
+if [ "$RPO_SECONDS" -gt 0 ]; then
 note "RPO under archive_timeout = $(psql_su -c 'show archive_timeout'), $WRITES_PER_SECOND writes/s, ${RPO_SECONDS}s"
 psql_su -c "create table if not exists bench.rpo_probe (at timestamptz default clock_timestamp(), filler text)" >/dev/null
 samples=$state/rpo-samples.txt
@@ -96,22 +100,32 @@ lags.sort()
 print(f'{{"rpo_max_seconds": {lags[-1]:.1f}, "rpo_median_seconds": {lags[len(lags) // 2]:.1f}, "samples": {len(lags)}}}')
 EOF
 )
+fi
 
-note "restore to the latest point"
+note "restore to the latest point, over the running database's files (--delta)"
 restore=$(scripts/backup.sh restore "$state/pg")
 after=$(psql_su -c "select count(*) from public.price_reports")
 [ "$after" -ge "$((reports + INCR_REPORTS))" ] || die "restore lost reports: $after < $((reports + INCR_REPORTS))"
+note "restore to the latest point into an empty data directory (the disk lost)"
+data=$(psql_su -c "show data_directory")
+scripts/pg-cluster.sh stop "$state/pg"
+rm -rf -- "$data"
+restore_empty=$(scripts/backup.sh restore "$state/pg")
+after=$(psql_su -c "select count(*) from public.price_reports")
+[ "$after" -ge "$((reports + INCR_REPORTS))" ] || die "restore lost reports: $after < $((reports + INCR_REPORTS))"
 
-/usr/bin/python3 - "$reports" "$db_bytes" "$full" "$full_ms" "$incr" "$incr_ms" "$rpo" "$restore" "$ARCHIVE_TIMEOUT" <<'EOF'
+/usr/bin/python3 - "$reports" "$db_bytes" "$full" "$full_ms" "$incr" "$incr_ms" "$rpo" "$restore" "$restore_empty" \
+  "$ARCHIVE_TIMEOUT" <<'EOF'
 import json, sys
-reports, db_bytes, full, full_ms, incr, incr_ms, rpo, restore, archive_timeout = sys.argv[1:]
-full, incr, rpo, restore = map(json.loads, (full, incr, rpo, restore))
+reports, db_bytes, full, full_ms, incr, incr_ms, rpo, restore, restore_empty, archive_timeout = sys.argv[1:]
+full, incr, rpo, restore, restore_empty = map(json.loads, (full, incr, rpo, restore, restore_empty))
 print(json.dumps({
     "reports": int(reports), "database_bytes": int(db_bytes),
     "full_backup_seconds": round(int(full_ms) / 1000, 1), "full_backup_bytes": full["size_bytes"],
     "full_backup_stored_bytes": full["stored_bytes"],
     "incremental_backup_seconds": round(int(incr_ms) / 1000, 1), "incremental_backup_stored_bytes": incr["stored_bytes"],
-    "restore_seconds": restore["restore_seconds"], "wal_replayed_bytes": restore["wal_replayed_bytes"],
+    "restore_delta_seconds": restore["restore_seconds"], "wal_replayed_bytes": restore["wal_replayed_bytes"],
+    "restore_empty_seconds": restore_empty["restore_seconds"],
     "archive_timeout_seconds": int(archive_timeout), **rpo,
 }))
 EOF

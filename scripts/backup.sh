@@ -143,7 +143,10 @@ restore() {
     fi
     "$ROOT/scripts/pg-cluster.sh" stop "$GIVEN"
     "${AS_DB[@]}" mkdir -p -m 0700 -- "$DATA"
-    pgbr restore --delta "${RESTORE_ARGS[@]}"
+    # Over a data directory that is still there, only the files that differ are copied.
+    local delta=()
+    [ -f "$DATA/PG_VERSION" ] && delta=(--delta)
+    pgbr restore "${delta[@]}" "${RESTORE_ARGS[@]}"
     # Recovery: pg-cluster.sh's start returns once the database is consistent (hot standby); then the
     # WAL is replayed up to the target, and the server promotes itself to a new timeline.
     "$ROOT/scripts/pg-cluster.sh" start "$GIVEN" >/dev/null
