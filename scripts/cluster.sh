@@ -122,6 +122,8 @@ make_configuration() {
     local ports
     mapfile -t ports < <(free_ports 13)
     rm -rf -- "$NODES/node1" "$NODES/node2"  # data of an earlier cluster under the same name
+    # and its backups in the default repository (another system identifier: the stanza would not match)
+    [ -n "${CLUSTER_BACKUP_REPO:-}" ] || rm -rf -- "$NODES/repository"
     umask 077
     mkdir -p "$DIR/secrets" "$DIR/etcd" "$DIR/haproxy" "$DIR/pricesvc"
     head -c 48 /dev/urandom | base64 -w0 | tr '+/' '-_' >"$DIR/secrets/jwt-secret"
