@@ -12,11 +12,31 @@
 #                                    leader is back as the standby; prints the status line
 #   scripts/cluster.sh down DIR      stops everything it started; idempotent
 #
+# Backups (pgBackRest; the leader archives every WAL segment to the repository, docs/operations.md):
+#   scripts/cluster.sh backup DIR [full|incr]   a backup of the leader (default incr; the first is full);
+#                                    prints it as JSON (one element of `backups`)
+#   scripts/cluster.sh backups DIR   {"stanza", "repository", "archive": {"min", "max"}, "backups":
+#                                    [{"label", "type", "start", "stop", "size_bytes", "stored_bytes",
+#                                    "wal_start", "wal_stop", "lsn_start", "lsn_stop", ...}]}
+#   scripts/cluster.sh restore DIR [--to TIME]  stops Patroni on both nodes, restores the leader's data
+#                                    directory from the repository (with --to: the newest backup that
+#                                    finished before TIME, as PostgreSQL prints now(), and WAL up to TIME;
+#                                    without: every archived WAL), lets Patroni start on it as a new
+#                                    cluster, takes a full backup of the new timeline and rebuilds the
+#                                    standby from it. HAProxy, etcd and pricesvc keep running: the same
+#                                    URLs serve again. Prints {"target", "restored_backup", "timeline",
+#                                    "recovered_to_lsn", "wal_replayed_bytes", "restore_seconds",
+#                                    "complete_seconds", "backup_after_restore"}, then the status line.
+#
 # Only 127.0.0.1 ports are bound, picked free on the first `up` and kept in DIR/cluster.env.
 # As root, Patroni and PostgreSQL run as the `postgres` OS user (initdb refuses root); otherwise as
 # the calling user. Settings: PRICESVC_BIN (default .build/release/pricesvc), PGBIN,
 # CLUSTER_RATE_LIMIT_PER_MINUTE (120: per client address, enforced by HAProxy for all instances),
-# and any PRICESVC_* variable, passed to both pricesvc instances.
+# CLUSTER_BACKUP_REPO (the pgBackRest repository, default DIR/nodes/repository; it belongs on another
+# machine, see docs/operations.md; DIR/backup-repo.conf, when present, replaces the repo1-path line, e.g.
+# with object storage settings), CLUSTER_ARCHIVE_TIMEOUT (60: seconds after which a partly filled WAL
+# segment is archived anyway), CLUSTER_BACKUP_RETENTION_DAYS (14: every point of that many days stays
+# restorable), and any PRICESVC_* variable, passed to both pricesvc instances.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -25,12 +45,18 @@ BIN=${PRICESVC_BIN:-$REPO/.build/release/pricesvc}
 PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard library is used
 
 die() { echo "cluster: $*" >&2; exit 1; }
-usage() { die "usage: $0 up|status|failover|down DIR"; }
+usage() { die "usage: $0 up|status|failover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME]"; }
 
-[ $# -eq 2 ] || usage
+[ $# -ge 2 ] || usage
 cmd=$1
 mkdir -p -- "$2"
 DIR=$(cd -- "$2" && pwd -P)
+shift 2
+case $cmd in
+backup) [ $# -le 1 ] || usage ;;
+restore) [ $# -eq 0 ] || { [ $# -eq 2 ] && [ "$1" = --to ]; } || usage ;;
+*) [ $# -eq 0 ] || usage ;;
+esac
 exec 9>"$DIR/.cluster.lock"
 flock 9
 
@@ -96,6 +122,8 @@ make_configuration() {
     local ports
     mapfile -t ports < <(free_ports 13)
     rm -rf -- "$NODES/node1" "$NODES/node2"  # data of an earlier cluster under the same name
+    # and its backups in the default repository (another system identifier: the stanza would not match)
+    [ -n "${CLUSTER_BACKUP_REPO:-}" ] || rm -rf -- "$NODES/repository"
     umask 077
     mkdir -p "$DIR/secrets" "$DIR/etcd" "$DIR/haproxy" "$DIR/pricesvc"
     head -c 48 /dev/urandom | base64 -w0 | tr '+/' '-_' >"$DIR/secrets/jwt-secret"
@@ -124,6 +152,9 @@ PRICESVC2_ADMIN_PORT=${ports[12]}
 SUPERUSER_PASSWORD=$superuser_password
 REPLICATION_PASSWORD=$replication_password
 AUTHENTICATOR_PASSWORD=$authenticator_password
+BACKUP_REPO=${CLUSTER_BACKUP_REPO:-$NODES/repository}
+ARCHIVE_TIMEOUT=${CLUSTER_ARCHIVE_TIMEOUT:-60}
+BACKUP_RETENTION_DAYS=${CLUSTER_BACKUP_RETENTION_DAYS:-14}
 EOF
     umask 022
 }
@@ -136,6 +167,56 @@ load_configuration() {
     OWNER_URL="postgresql://postgres@127.0.0.1:$RW_PORT/pricesvc?passfile=$PGPASSFILE"
     SERVICE_URL="postgresql://authenticator@127.0.0.1:$RW_PORT/pricesvc?passfile=$PGPASSFILE"
     READ_URL="postgresql://authenticator@127.0.0.1:$RO_PORT/pricesvc?passfile=$PGPASSFILE"
+    # A cluster.env from before backups: the defaults.
+    BACKUP_REPO=${BACKUP_REPO:-$NODES/repository}
+    ARCHIVE_TIMEOUT=${ARCHIVE_TIMEOUT:-60}
+    BACKUP_RETENTION_DAYS=${BACKUP_RETENTION_DAYS:-14}
+}
+
+STANZA=pricesvc
+
+# pgBackRest, one configuration per node (its data directory, socket and spool), one repository.
+write_pgbackrest_config() {  # node number
+    local n=$1 pg_port home repo_lines
+    pg_port=$(eval echo "\$NODE${n}_PG_PORT")
+    home=$NODES/node$n
+    mkdir -p -- "$home/pgbackrest/log" "$home/pgbackrest/spool" "$home/pgbackrest/lock" "$BACKUP_REPO"
+    if [ -f "$DIR/backup-repo.conf" ]; then
+        repo_lines=$(cat "$DIR/backup-repo.conf")
+    else
+        repo_lines="repo1-path=$BACKUP_REPO"
+    fi
+    cat >"$home/pgbackrest.conf" <<EOF
+# Written by scripts/cluster.sh; docs/operations.md explains each choice.
+[global]
+$repo_lines
+# Time-based retention: every point of the last $BACKUP_RETENTION_DAYS days stays restorable.
+repo1-retention-full-type=time
+repo1-retention-full=$BACKUP_RETENTION_DAYS
+compress-type=zst
+start-fast=y
+process-max=2
+# archive_command returns once the segment is in the repository; the asynchronous queue only lets
+# pgBackRest push several at once. (No archive-push-queue-max: dropping WAL would break restores.)
+archive-async=y
+spool-path=$home/pgbackrest/spool
+lock-path=$home/pgbackrest/lock
+log-path=$home/pgbackrest/log
+log-level-console=warn
+log-level-file=info
+
+[$STANZA]
+pg1-path=$home/data
+pg1-socket-path=$home
+pg1-port=$pg_port
+pg1-user=postgres
+EOF
+    chmod 0600 "$home/pgbackrest.conf"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown -R "$DB_USER:" "$home/pgbackrest" "$home/pgbackrest.conf"
+        [ -f "$DIR/backup-repo.conf" ] || chown "$DB_USER:" "$BACKUP_REPO"
+    fi
+    return 0
 }
 
 write_patroni_config() {  # node number
@@ -205,6 +286,21 @@ postgresql:
     unix_socket_directories: $home
     timezone: UTC
     log_min_messages: warning
+    # Every WAL segment goes to the pgBackRest repository; a partly filled one after archive_timeout.
+    archive_mode: "on"
+    archive_command: pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-push %p
+    archive_timeout: $ARCHIVE_TIMEOUT
+  # A new or rebuilt standby restores the newest backup from the repository and replays the archive,
+  # then streams the rest; without a usable backup (a new cluster) it streams everything.
+  create_replica_methods:
+    - pgbackrest
+    - basebackup
+  pgbackrest:
+    command: pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA --delta --type=standby restore
+    keep_data: true
+    no_params: true
+  recovery_conf:
+    restore_command: pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-get %f "%p"
   pg_hba:
     - local all all trust
     - host replication replicator 127.0.0.1/32 scram-sha-256
@@ -452,6 +548,8 @@ up() {
     load_configuration
     write_patroni_config 1
     write_patroni_config 2
+    write_pgbackrest_config 1
+    write_pgbackrest_config 2
     write_haproxy_config
     start_etcd
     # The first node bootstraps; the second clones it (pg_basebackup) and becomes the synchronous standby.
@@ -460,6 +558,7 @@ up() {
     start_node 2
     start_haproxy
     prepare_database
+    create_stanza
     start_pricesvc 1
     start_pricesvc 2
     wait_for 90 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
@@ -554,10 +653,182 @@ down() {
     return 0
 }
 
+# ------------------------------------------------------------------ backups
+
+command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/install-deps.sh)"
+# shellcheck source=scripts/backup-lib.sh
+. "$REPO/scripts/backup-lib.sh"
+# pgBackRest runs as the database's OS user, from a folder it can read.
+pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
+
+leader_name() {
+    cluster_json | "$PY" -c '
+import json, sys
+print(next(m["name"] for m in json.load(sys.stdin)["members"] if m["role"] == "leader" and m.get("state") == "running"))'
+}
+
+# The repository's stanza, made (or checked) once the leader runs; archiving starts working with it.
+create_stanza() {
+    PGBR_CONF=$NODES/$(leader_name)/pgbackrest.conf
+    pgbr stanza-create >/dev/null || die "pgbackrest stanza-create failed (see $NODES/node*/pgbackrest/log)"
+}
+
+backup() {
+    load_configuration || die "no cluster in $DIR"
+    local type=${1:-incr} leader
+    [[ $type =~ ^(full|incr)$ ]] || usage
+    leader=$(leader_name) || die "no leader to back up"
+    PGBR_CONF=$NODES/$leader/pgbackrest.conf
+    pgbr backup --type="$type" || die "pgbackrest backup failed (see $NODES/$leader/pgbackrest/log)"
+    pgbr info --output=json | "$PY" "$BACKUP_INFO" last
+}
+
+backups() {
+    load_configuration || die "no cluster in $DIR"
+    PGBR_CONF=$NODES/node1/pgbackrest.conf
+    [ -f "$PGBR_CONF" ] || write_pgbackrest_config 1
+    pgbr_backups_json "$BACKUP_REPO"
+}
+
+# Deletes the cluster's keys in etcd (leader, members, initialize, config): Patroni then starts on the
+# restored data directory as on a new cluster, and writes its configuration again from bootstrap.dcs.
+forget_cluster_state() {
+    "$PY" - "http://127.0.0.1:$ETCD_CLIENT_PORT/v3/kv/deleterange" "/pricesvc/$SCOPE/" <<'EOF'
+import base64, json, sys, urllib.request
+url, prefix = sys.argv[1:]
+end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+b64 = lambda text: base64.b64encode(text.encode()).decode()
+request = urllib.request.Request(url, data=json.dumps({"key": b64(prefix), "range_end": b64(end)}).encode(),
+                                 headers={"Content-Type": "application/json"})
+urllib.request.urlopen(request, timeout=5).read()
+EOF
+}
+
+# Their data directories are about to be replaced: Patroni first (so it restarts nothing), then the
+# postmasters and what is left of them, all killed rather than shut down.
+kill_databases() {
+    local pids=() n pid
+    for n in 1 2; do
+        pid=$(pid_of "$DIR/patroni-node$n.pid")
+        alive "$pid" "$NODES/node$n/patroni.yml" && pids+=("$pid")
+    done
+    kill_pids "${pids[@]}"
+    pids=()
+    for n in 1 2; do
+        pid=$(head -n 1 "$NODES/node$n/data/postmaster.pid" 2>/dev/null || true)
+        alive "$pid" postgres && pids+=("$pid")
+    done
+    kill_pids "${pids[@]}"
+    mapfile -t pids < <(leftover_pids)
+    kill_pids "${pids[@]}"
+}
+
+kill_pids() {
+    [ $# -eq 0 ] && return 0
+    kill -KILL "$@" 2>/dev/null || true
+    local pid deadline=$((SECONDS + 10))
+    for pid in "$@"; do
+        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+    done
+}
+
+progress() { printf 'cluster: restore: %s (%ss)\n' "$1" "$(( ($(date +%s%N) - start_ns) / 100000000 ))" | sed 's/\([0-9]\)s)$/.\1s)/' >&2; }
+
+restore() {
+    load_configuration || die "no cluster in $DIR"
+    local time=${2:-} start_ns
+    start_ns=$(date +%s%N)
+    local home=$NODES/node1
+    write_patroni_config 1
+    write_patroni_config 2
+    write_pgbackrest_config 1
+    write_pgbackrest_config 2
+    PGBR_CONF=$home/pgbackrest.conf
+    pgbr_restore_plan "$time"
+    start_etcd
+    start_haproxy
+    # From a live cluster the latest point includes what is not archived yet: switch and push it first.
+    local leader
+    if [ -z "$time" ] && leader=$(leader_name 2>/dev/null); then
+        PGBR_CONF=$NODES/$leader/pgbackrest.conf pgbr check >/dev/null 2>&1 ||
+            echo "cluster: could not archive the current WAL; restoring to the end of the archive" >&2
+    fi
+    kill_databases
+    progress "Patroni and PostgreSQL stopped on both nodes"
+    forget_cluster_state || die "could not clear the cluster's state in etcd"
+    rm -rf -- "$NODES/node1/data" "$NODES/node2/data"
+    install -d -m 0700 "$home/data"
+    [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$home/data"
+    pgbr restore "${RESTORE_ARGS[@]}" || die "pgbackrest restore failed (see $home/pgbackrest/log)"
+    progress "node1's data directory restored from $RESTORE_SET"
+
+    # Recovery outside Patroni, so nothing promotes it before the target: up to TIME (or the end of the
+    # archive), then it promotes itself. The restored postgresql.conf may be the other node's (Patroni
+    # writes it): this node's port, socket and files override it, and no commit waits for a standby.
+    local log=$home/recovery.log
+    : >"$log"
+    [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$log"
+    ( cd "$home" && "${AS_DB[@]}" "$PGBIN/pg_ctl" -D "$home/data" -l "$log" -w -t 600 -o "-c port=$NODE1_PG_PORT \
+        -c listen_addresses='' -c unix_socket_directories='$home' -c hba_file='$home/data/pg_hba.conf' \
+        -c ident_file='$home/data/pg_ident.conf' -c synchronous_standby_names='' \
+        -c archive_command='pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-push %p'" start >/dev/null 9>&- ) ||
+        die "recovery did not start: $(tail -n 5 "$log")"
+    local su=("$PGBIN/psql" -X -q -A -t -h "$home" -p "$NODE1_PG_PORT" -U postgres -d postgres)
+    local deadline=$((SECONDS + ${CLUSTER_RECOVERY_TIMEOUT:-3600}))
+    until [ "$("${su[@]}" -c 'select pg_is_in_recovery()' 2>/dev/null)" = f ]; do
+        "${su[@]}" -c 'select 1' >/dev/null 2>&1 || die "recovery stopped: $(tail -n 5 "$log")"
+        [ $SECONDS -lt $deadline ] || die "recovery did not finish in ${CLUSTER_RECOVERY_TIMEOUT:-3600}s"
+        sleep 0.2
+    done
+    progress "recovered ${time:+to $time }and promoted"
+    "${su[@]}" -v ON_ERROR_STOP=1 <<<"$RESET_RECOVERY_SQL" >/dev/null
+    "${su[@]}" -c checkpoint >/dev/null
+    local timeline switchpoint start_lsn
+    read -r timeline switchpoint < <(recovery_end "$home/data")
+    ( cd "$home" && "${AS_DB[@]}" "$PGBIN/pg_ctl" -D "$home/data" -m fast -w -t 120 stop >/dev/null ) ||
+        die "could not stop the recovered database"
+
+    # Patroni adopts the recovered data directory as a new cluster (same system identifier).
+    start_node 1
+    wait_for 90 "node1 to lead" "$home/patroni.log" new_leader_is node1
+    progress "Patroni leads on node1"
+    wait_for 30 "HAProxy's read-write port to follow the leader" "" rw_port_follows_leader
+    start_pricesvc 1
+    start_pricesvc 2
+    wait_for 60 "/readyz through HAProxy" "" http_ok "http://127.0.0.1:$HTTP_PORT/readyz"
+    local ready_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+    progress "pricesvc ready through HAProxy"
+    start_lsn=$(pgbr info --output=json --set="$RESTORE_SET" | "$PY" -c '
+import json, sys
+print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
+
+    # The restored history is a new timeline: its own full backup is the base the standby is rebuilt
+    # from (Patroni's pgbackrest replica method), and the base of every later backup.
+    pgbr backup --type=full || die "the backup after the restore failed (see $home/pgbackrest/log)"
+    progress "full backup of the new timeline taken"
+    local after
+    after=$(pgbr info --output=json | "$PY" "$BACKUP_INFO" last | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["label"])')
+    start_node 2
+    wait_for 300 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
+    local complete_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+    "$PY" -c 'import json, sys
+target, restored, timeline, lsn, replayed, ready, complete, after = sys.argv[1:]
+print(json.dumps({"target": target or "latest", "restored_backup": restored, "timeline": int(timeline),
+                  "recovered_to_lsn": lsn, "wal_replayed_bytes": int(replayed),
+                  "restore_seconds": round(int(ready) / 1000, 1), "complete_seconds": round(int(complete) / 1000, 1),
+                  "backup_after_restore": after}))' \
+        "$time" "$RESTORE_SET" "$timeline" "$switchpoint" \
+        "$(( $(lsn_bytes "$switchpoint") - $(lsn_bytes "$start_lsn") ))" "$ready_ms" "$complete_ms" "$after"
+    status_line
+}
+
 case $cmd in
 up) up ;;
 status) load_configuration || die "no cluster in $DIR"; status_line ;;
 failover) failover ;;
 down) down ;;
+backup) backup "$@" ;;
+backups) backups ;;
+restore) restore "$@" ;;
 *) usage ;;
 esac

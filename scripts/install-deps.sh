@@ -9,6 +9,7 @@ packages=(
   postgresql postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
   python3-venv
   etcd-server patroni haproxy curl
+  pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore
   chromium chromium-driver  # tests/e2e/test_browser_cors.py: CORS proven in a real browser
 )
 if [ "${1:-}" = "--bench" ]; then

@@ -99,6 +99,8 @@ timezone = 'UTC'
 # The per-reporter cap counts reports by commit time (pg_xact_commit_timestamp), so a transaction held
 # open cannot slip rows into the past of the sliding window. Needs a restart to change.
 track_commit_timestamp = on
+# WAL archiving to pgBackRest, once scripts/backup.sh has set it up (it writes that file).
+include_if_exists = '$DIR/pgbackrest/archive.conf'
 EOF
     grep -q "^include_if_exists = 'pricesvc.conf'" "$DATA/postgresql.conf" ||
         echo "include_if_exists = 'pricesvc.conf'" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null

@@ -57,10 +57,11 @@ fi
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
 run_suite "end-to-end (real pricesvc, curl, supabase-py)" .venv/bin/pytest -q tests/e2e
 # Its own etcd, Patroni nodes, HAProxy and pricesvc instances (scripts/cluster.sh), not the cluster above.
-run_suite "cluster: Patroni failover drill, HAProxy limits, replica reads" \
+run_suite "cluster: Patroni failover drill, HAProxy limits, replica reads, backup and restore drill" \
   env PRICESVC_TEST_CLUSTER_DIR="$state/cluster" PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" \
-  .venv/bin/pytest -q tests/cluster
+  PRICESVC_TEST_RESTORE_REPORT="$state/restore-drill.json" .venv/bin/pytest -q tests/cluster
 [ -f "$state/failover-drill.json" ] && { echo "failover drill:"; cat "$state/failover-drill.json"; }
+[ -f "$state/restore-drill.json" ] && { echo "restore drill:"; cat "$state/restore-drill.json"; }
 
 echo
 if [ ${#failures[@]} -eq 0 ]; then

@@ -6,8 +6,8 @@ Clients are told apart the way HAProxy sees them: each one binds its own source 
 127.0.0.0/8, so the per-address limits apply to it as to a phone on the internet.
 
 Environment (set by scripts/test.sh; standalone runs make their own): PRICESVC_BIN,
-PRICESVC_TEST_CLUSTER_DIR (where the cluster lives), PRICESVC_TEST_CLUSTER_REPORT (a JSON file the
-failover drill writes its measurements to).
+PRICESVC_TEST_CLUSTER_DIR (where the cluster lives), PRICESVC_TEST_CLUSTER_REPORT and
+PRICESVC_TEST_RESTORE_REPORT (JSON files the failover and restore drills write their measurements to).
 """
 
 from __future__ import annotations
@@ -145,6 +145,8 @@ class Cluster:
 def cluster_env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRICESVC_") or k == "PRICESVC_BIN"}
     env.setdefault("PRICESVC_BIN", str(REPO / ".build/release/pricesvc"))
+    # The restore drill waits for the archive to hold the last acknowledged report: at most this long.
+    env.setdefault("CLUSTER_ARCHIVE_TIMEOUT", "5")
     return env
 
 

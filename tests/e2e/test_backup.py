@@ -1,0 +1,96 @@
+"""scripts/backup.sh on the single-node database (scripts/pg-cluster.sh, `make run`): WAL archiving, full
+and incremental backups, a restore to the latest point of a live database and to a point in time, with
+a real pricesvc serving throughout. (The cluster's restore drill is in tests/cluster.)"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO, ServerFactory, _start_cluster
+from helpers import Database, report
+
+BACKUP_SH = REPO / "scripts/backup.sh"
+PG_CLUSTER_SH = REPO / "scripts/pg-cluster.sh"
+
+
+def backup_sh(*args, timeout: float = 240) -> dict:
+    result = subprocess.run([str(BACKUP_SH), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"backup.sh {args[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def own_database(migrated, tmp_path):
+    """A database of its own (archiving restarts it), migrated, and a pricesvc serving it."""
+    pg_dir = tmp_path / "pg"
+    pghost, pguser = _start_cluster(pg_dir)
+    env = dataclasses.replace(migrated, pg_dir=str(pg_dir), pghost=pghost, pguser=pguser,
+                              owner_url=f"postgresql:///pricesvc?host={pghost}&user={pguser}",
+                              service_url=f"postgresql:///pricesvc?host={pghost}&user=authenticator")
+    env.migrate()
+    servers = ServerFactory(env, tmp_path)
+    try:
+        yield pg_dir, env, Database(pghost, pguser), servers.start()
+    finally:
+        servers.stop_all()
+        subprocess.run([str(PG_CLUSTER_SH), "destroy", str(pg_dir)], capture_output=True, timeout=120)
+        # As root the cluster, its pgBackRest files and repository live in a folder under /var/tmp.
+        if (pg_dir / "cluster").is_symlink():
+            shutil.rmtree((pg_dir / "cluster").resolve(), ignore_errors=True)
+
+
+def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pricesvc_serves(own_database, anon_key):
+    pg_dir, env, db, server = own_database
+    assert backup_sh("backups", pg_dir)["backups"] == []
+    full = backup_sh("backup", pg_dir, "full")
+    assert full["type"] == "full" and full["size_bytes"] > 0 and full["wal_start"] <= full["wal_stop"]
+    assert db.scalar("show archive_mode") == "on" and db.scalar("show track_commit_timestamp") == "on"
+
+    api = server.api(anon_key)
+    session = api.new_session()
+    token = session["access_token"]
+
+    def submit(n):
+        rows = [report() for _ in range(n)]
+        for row in rows:
+            assert api.submit(row, token).status_code == 201
+        return [r["client_report_id"] for r in rows]
+
+    before = submit(4)
+    point_t = db.scalar("select now()")
+    middle = submit(3)
+    incremental = backup_sh("backup", pg_dir)
+    assert incremental["type"] == "incr" and incremental["prior"] == full["label"]
+    after = submit(3)  # ten: the cap
+    assert api.submit(report(), token).status_code == 429
+    listed = backup_sh("backups", pg_dir)
+    assert [b["label"] for b in listed["backups"]] == [full["label"], incremental["label"]]
+    assert listed["archive"]["max"] >= incremental["wal_stop"]
+    stamps = db.psql("select client_report_id || '@' || pg_xact_commit_timestamp(xmin) from public.price_reports order by 1")
+
+    # The latest point of a live database: what is not archived yet is archived first.
+    latest = backup_sh("restore", pg_dir)
+    assert latest["target"] == "latest" and latest["restored_backup"] == incremental["label"]
+    assert db.count_reports(before + middle + after) == 10
+    assert db.psql("select client_report_id || '@' || pg_xact_commit_timestamp(xmin) from public.price_reports order by 1") == stamps
+    # pricesvc reconnected by itself, and the reporter is still at the cap (commit times survived).
+    assert api.submit(report(), token).status_code == 429
+    migrated_again = env.migrate()
+    assert "already up to date" in migrated_again.stdout + migrated_again.stderr
+    assert db.scalar("select count(*) from pg_settings where name like 'recovery_target%' and source <> 'default'") == "0"
+
+    at_t = backup_sh("restore", pg_dir, "--to", point_t)
+    assert at_t["restored_backup"] == full["label"] and at_t["timeline"] > latest["timeline"]
+    assert db.count_reports(before) == 4 and db.count_reports(middle + after) == 0
+    assert db.scalar("select count(*) from public.price_reports") == "4"
+    # Six more fit under the cap again, as they did at T; the seventh does not.
+    submit(6)
+    assert api.submit(report(), token).status_code == 429
+    # Each restore ended with a full backup of its new timeline.
+    labels = [b["label"] for b in backup_sh("backups", pg_dir)["backups"]]
+    assert latest["backup_after_restore"] in labels and at_t["backup_after_restore"] in labels
