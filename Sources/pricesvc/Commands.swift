@@ -193,13 +193,11 @@ enum Commands {
         server.connectionMemoryBytes = try configuration.int("connection-memory-bytes", min: 4096)
         let httpThreads = try configuration.int("http-threads")
         if httpThreads > 0 { server.eventThreads = httpThreads }
-        // One worker per connection by default: a worker only waits on the database, so more workers
-        // than connections just queue on the pool, and each extra thread hop costs CPU per request
-        // (a quarter of pricesvc's CPU per submission at 32 workers over 8 connections, docs/benchmarks.md).
         let poolSize = try configuration.int("pool-size", min: 1)
         let readURL = configuration.string("read-database-url")
         let workers = try configuration.int("database-workers", min: 0)
-        server.databaseWorkers = workers > 0 ? workers : poolSize * (readURL.isEmpty ? 1 : 2)
+        server.databaseWorkers = workers > 0
+            ? workers : PoolConfiguration.databaseWorkers(connections: poolSize * (readURL.isEmpty ? 1 : 2))
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
         server.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })

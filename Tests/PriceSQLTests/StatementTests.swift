@@ -98,7 +98,7 @@ struct StatementTests {
         let statement = Statements.quotes(for: some)
         #expect(statement.encoded(some) == ["[]", "PT1H"])
         #expect(statement.parameters.map(\.name) == ["location_ids", "duration"])
-        #expect(statement.sql.contains("duration => $2::interval") && !statement.sql.contains("rate_kind"))
+        #expect(statement.sql.contains("duration => $2::interval") && !statement.sql.contains("rate_kind =>"))
     }
 
     @Test func roleDefaultStatementsQuoteTheRoleName() {
