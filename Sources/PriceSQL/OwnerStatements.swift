@@ -14,7 +14,7 @@ public enum OwnerStatements {
         order by 1, 2
         """,
         parameters: Param<String>("role", .text),
-        columns: (Column<String>("database", .text), Column<String>("setting", .text)))
+        columns: (Column<String>("database", .name), Column<String>("setting", .text)))
 
     /// Run first in the transaction that installs the signing keys, so the secrets never reach the
     /// server log even under `log_statement = all` or `log_min_duration_statement = 0` (all
@@ -32,13 +32,13 @@ public enum OwnerStatements {
         select auth.install_signing_keys($1::bytea, $2::bytea)
         """,
         parameters: (Param<Bytea>("current", .bytea), Param<Bytea?>("previous", .bytea)),
-        columns: Column<String?>("install_signing_keys", .text))
+        columns: Column<String?>("install_signing_keys", .void))
 
     public static let prune = Statement(name: "owner_prune", sql: """
         select sessions, refresh_tokens, users from auth.prune(make_interval(secs => $1::double precision))
         """,
         parameters: Param<Int>("older_than_seconds", .doublePrecision),
-        columns: (Column<Int>("sessions", .integer), Column<Int>("refresh_tokens", .integer), Column<Int>("users", .integer)))
+        columns: (Column<Int>("sessions", .bigint), Column<Int>("refresh_tokens", .bigint), Column<Int>("users", .bigint)))
 
     /// One statement outside a transaction block: it commits, releasing its locks, before the next.
     public static let foldStaleMedianGroups = Statement(name: "owner_median_fold_stale", sql: """

@@ -121,9 +121,11 @@ public struct Column<Value: TextDecodable>: Sendable {
     public init(_ name: String, _ type: SQLType) { description = SQLColumn(name: name, type: type) }
 }
 
-/// The SQL types the statements name, as PostgreSQL spells them.
+/// The SQL types the statements name, as PostgreSQL spells them. A column's is the type PostgreSQL
+/// describes for it (e.g. `text` for `user_id::text`; an e2e test checks each against the database),
+/// a parameter's the type the SQL casts it to.
 public enum SQLType: String, Sendable, Equatable {
-    case text, integer, bigint, boolean, uuid, bytea, jsonb, json, timestamptz, interval
+    case text, name, void, integer, bigint, boolean, uuid, bytea, jsonb, json, timestamptz, interval
     case doublePrecision = "double precision"
     case textArray = "text[]"
 

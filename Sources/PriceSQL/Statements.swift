@@ -57,7 +57,7 @@ public enum Statements {
     public static let receipts = Statement(name: "pricesvc_receipts", sql: """
         select pg_catalog.current_setting('pricesvc.receipts', true)
         """,
-        parameters: (), columns: Column<String?>("receipts", .jsonb))
+        parameters: (), columns: Column<String?>("receipts", .text))
 
     /// The median functions' result columns as they declare them (`returns table(...)`), in this order:
     /// the statements select exactly these, and PostgREST's read options (filters, order, paging) name them.
@@ -244,8 +244,8 @@ public enum Statements {
         parameters: (Param<Bytea>("ip_key", .bytea), Param<String>("user_metadata", .jsonb),
                      Param<Bytea>("refresh_token_hash", .bytea), Param<Int>("signups_per_hour", .integer),
                      Param<Int>("signup_burst", .integer)),
-        columns: (Column<String>("user_id", .uuid), Column<String>("session_id", .uuid),
-                  Column<String>("created_at", .json), Column<String>("updated_at", .json)))
+        columns: (Column<String>("user_id", .text), Column<String>("session_id", .text),
+                  Column<String>("created_at", .text), Column<String>("updated_at", .text)))
 
     /// Sent before `signUp` in the same pipeline (one transaction) when sign-up challenges are on:
     /// PA010 when the solution was already used, and then no user is created.
@@ -253,7 +253,7 @@ public enum Statements {
         select auth.spend_signup_challenge($1::bytea, pg_catalog.to_timestamp($2::double precision))
         """,
         parameters: (Param<Bytea>("digest", .bytea), Param<Int>("expires_at", .doublePrecision)),
-        columns: Column<String?>("spend_signup_challenge", .text))
+        columns: Column<String?>("spend_signup_challenge", .void))
 
     /// One row: `status` is `ok` when the token rotated; the session's live token is `generations`
     /// derivations down from the presented one, and `live_token_hash` is its stored hash.
@@ -266,16 +266,16 @@ public enum Statements {
         parameters: (Param<Bytea>("presented_hash", .bytea), Param<Bytea>("child_hash", .bytea),
                      Param<Bytea>("ip_key", .bytea), Param<Int>("refreshes_per_window", .integer),
                      Param<Int>("window_seconds", .integer), Param<Int>("reuse_seconds", .integer)),
-        columns: (Column<String?>("status", .text), Column<String?>("user_id", .uuid), Column<String?>("session_id", .uuid),
-                  Column<String?>("created_at", .json), Column<String?>("updated_at", .json),
-                  Column<String?>("user_metadata", .jsonb), Column<Int?>("generations", .integer),
+        columns: (Column<String?>("status", .text), Column<String?>("user_id", .text), Column<String?>("session_id", .text),
+                  Column<String?>("created_at", .text), Column<String?>("updated_at", .text),
+                  Column<String?>("user_metadata", .text), Column<Int?>("generations", .text),
                   Column<String?>("live_token_hash", .text)))
 
     public static let signOut = Statement(name: "pricesvc_sign_out", sql: """
         select auth.sign_out($1::uuid, $2)
         """,
         parameters: (Param<String>("session_id", .uuid), Param<String>("scope", .text)),
-        columns: Column<String?>("sign_out", .text))
+        columns: Column<String?>("sign_out", .void))
 
     public static let user = Statement(name: "pricesvc_user", sql: """
         select u.user_id::text, pg_catalog.to_json(u.created_at)::text, pg_catalog.to_json(u.updated_at)::text,
@@ -283,8 +283,8 @@ public enum Statements {
         from auth.get_user($1::uuid, $2::uuid) u
         """,
         parameters: (Param<String>("user_id", .uuid), Param<String>("session_id", .uuid)),
-        columns: (Column<String?>("user_id", .uuid), Column<String?>("created_at", .json),
-                  Column<String?>("updated_at", .json), Column<String?>("user_metadata", .jsonb)))
+        columns: (Column<String?>("user_id", .text), Column<String?>("created_at", .text),
+                  Column<String?>("updated_at", .text), Column<String?>("user_metadata", .text)))
 
     public static let appliedMigrations = Statement(name: "pricesvc_applied_migrations", sql: """
         select name, checksum from pricesvc_meta.applied_migrations()
