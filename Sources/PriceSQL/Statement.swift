@@ -93,32 +93,28 @@ extension Statement {
     }
 }
 
-/// A parameter's name (for `pricesvc statements`) and the SQL type the statement reads it as.
-public struct SQLParameter: Sendable, Equatable {
+/// A name and its SQL type: a parameter's (the type the statement casts it to) or a result column's.
+public struct SQLField: Sendable, Equatable {
     public var name: String
     public var type: SQLType
+    public init(_ name: String, _ type: SQLType) { (self.name, self.type) = (name, type) }
 }
 
-/// A result column's name and SQL type, in the order the statement selects them.
-public struct SQLColumn: Sendable, Equatable {
-    public var name: String
-    public var type: SQLType
-    public init(name: String, type: SQLType) {
-        self.name = name
-        self.type = type
-    }
-}
+/// A parameter, `$1…` in order.
+public typealias SQLParameter = SQLField
+/// A result column, in the order the statement selects them.
+public typealias SQLColumn = SQLField
 
 /// A typed parameter: `Value` is what the caller passes, `type` what the SQL casts it to.
 public struct Param<Value: TextEncodable>: Sendable {
     public let description: SQLParameter
-    public init(_ name: String, _ type: SQLType) { description = SQLParameter(name: name, type: type) }
+    public init(_ name: String, _ type: SQLType) { description = SQLParameter(name, type) }
 }
 
 /// A typed column: `Value` is what its text decodes to (an Optional when it may be NULL).
 public struct Column<Value: TextDecodable>: Sendable {
     public let description: SQLColumn
-    public init(_ name: String, _ type: SQLType) { description = SQLColumn(name: name, type: type) }
+    public init(_ name: String, _ type: SQLType) { description = SQLColumn(name, type) }
 }
 
 /// The SQL types the statements name, as PostgreSQL spells them. A column's is the type PostgreSQL

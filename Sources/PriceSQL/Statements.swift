@@ -59,16 +59,16 @@ public enum Statements {
         """,
         parameters: (), columns: Column<String?>("receipts", .text))
 
+    /// The columns the median functions and `price_quotes` begin with: the community's median.
+    private static let communityColumns: [SQLColumn] = [
+        SQLColumn("location_id", .text), SQLColumn("rate_kind", .text), SQLColumn("currency", .text),
+        SQLColumn("median_cents", .integer), SQLColumn("reporters", .integer),
+    ]
+
     /// The median functions' result columns as they declare them (`returns table(...)`), in this order:
     /// the statements select exactly these, and PostgREST's read options (filters, order, paging) name them.
-    public static let medianColumns: [SQLColumn] = [
-        SQLColumn(name: "location_id", type: .text),
-        SQLColumn(name: "rate_kind", type: .text),
-        SQLColumn(name: "currency", type: .text),
-        SQLColumn(name: "median_cents", type: .integer),
-        SQLColumn(name: "reporters", type: .integer),
-        SQLColumn(name: "reports", type: .integer),
-        SQLColumn(name: "last_reported_at", type: .timestamptz),
+    public static let medianColumns: [SQLColumn] = communityColumns + [
+        SQLColumn("reports", .integer), SQLColumn("last_reported_at", .timestamptz),
     ]
 
     private static let medianSelect = medianColumns.map { "m." + $0.name }.joined(separator: ", ")
@@ -116,18 +116,12 @@ public enum Statements {
         """,
         parameters: (Param<String>("location_ids", .jsonb), Param<String>("rate_kinds", .textArray)), textColumns: medianColumns)
 
-    /// `price_quotes`' result columns as it declares them, in this order (as `medianColumns`).
-    public static let quoteColumns: [SQLColumn] = [
-        SQLColumn(name: "location_id", type: .text),
-        SQLColumn(name: "rate_kind", type: .text),
-        SQLColumn(name: "currency", type: .text),
-        SQLColumn(name: "median_cents", type: .integer),
-        SQLColumn(name: "reporters", type: .integer),
-        SQLColumn(name: "published_cents", type: .bigint),
-        SQLColumn(name: "published_allowed", type: .boolean),
-        SQLColumn(name: "published_reason", type: .text),
-        SQLColumn(name: "published_source", type: .text),
-        SQLColumn(name: "published_updated_at", type: .timestamptz),
+    /// `price_quotes`' result columns as it declares them, in this order (as `medianColumns`): the
+    /// community's median, then the published cost of the stay.
+    public static let quoteColumns: [SQLColumn] = communityColumns + [
+        SQLColumn("published_cents", .bigint), SQLColumn("published_allowed", .boolean),
+        SQLColumn("published_reason", .text), SQLColumn("published_source", .text),
+        SQLColumn("published_updated_at", .timestamptz),
     ]
 
     private static let quoteSelect = quoteColumns.map { "q." + $0.name }.joined(separator: ", ")
@@ -174,9 +168,9 @@ public enum Statements {
 
         var parameter: SQLParameter {
             switch self {
-            case .rateKind: SQLParameter(name: "rate_kind", type: .text)
-            case .startsAt: SQLParameter(name: "starts_at", type: .timestamptz)
-            case .duration: SQLParameter(name: "duration", type: .interval)
+            case .rateKind: SQLParameter("rate_kind", .text)
+            case .startsAt: SQLParameter("starts_at", .timestamptz)
+            case .duration: SQLParameter("duration", .interval)
             }
         }
     }
@@ -198,7 +192,7 @@ public enum Statements {
         encode: { quoteParameterValues($0, QuoteArgument.allCases) })
 
     private static func quoteParameters(_ passed: [QuoteArgument]) -> [SQLParameter] {
-        [SQLParameter(name: "location_ids", type: .jsonb)] + passed.map(\.parameter)
+        [SQLParameter("location_ids", .jsonb)] + passed.map(\.parameter)
     }
 
     private static func quoteParameterValues(_ arguments: QuoteArguments, _ passed: [QuoteArgument]) -> [String?] {

@@ -11,17 +11,13 @@ import Synchronization
 /// for PostgreSQL comes back as a `DatabasePlan`. No sockets and no database here, so every path is
 /// tested with a plain `HTTPRequest` (see `PriceApplication` for who runs the plans).
 public final class PriceService: Sendable {
-    /// Which web origins may call the API from a browser.
-    let cors: CORSPolicy
-    /// `Retry-After` of a 503 (database unreachable, no worker in time, expensive calls busy).
-    let unavailableRetryAfter: Int
+    /// Which web origins may call the API from a browser, and the `Retry-After` of a 503 (database
+    /// unreachable, no worker in time, expensive calls busy).
+    let cors: CORSPolicy, unavailableRetryAfter: Int
     /// The apikey check and the caller's token, verified in-process.
     let callers: CallerIdentification
-    // The handlers, each holding only what it needs; built once, here.
-    let reports: ReportHandler
-    let medians: MedianHandler
-    let quotes: QuoteHandler
-    let auth: AuthHandler
+    /// The handlers, each a value holding only what it needs; built once, here.
+    let reports: ReportHandler, medians: MedianHandler, quotes: QuoteHandler, auth: AuthHandler
     /// Whether the sign-up challenge route is on (the OpenAPI document lists it then).
     let offersSignUpChallenge: Bool
     let rateLimiter: RateLimiter

@@ -12,21 +12,16 @@ struct AuthHandler: Sendable {
     /// The settings the auth surface reads, and nothing else of `ServiceSettings`.
     struct Settings: Sendable {
         var userMetadataMaxBytes: Int
-        var signUpsPerHourPerIP: Int
-        var signUpBurstPerIP: Int
-        var refreshesPerWindowPerIP: Int
-        var refreshWindowSeconds: Int
-        var refreshReuseSeconds: Int
         var unavailableRetryAfter: Int
+        /// Per client address, passed to `auth.sign_up_anonymous`.
+        var signUpLimits: (perHour: Int, burst: Int)
+        /// Per client address, and the reuse window of a rotated token, passed to `auth.refresh_session`.
+        var refreshLimits: (perWindow: Int, windowSeconds: Int, reuseSeconds: Int)
 
         init(_ settings: ServiceSettings) {
-            userMetadataMaxBytes = settings.userMetadataMaxBytes
-            signUpsPerHourPerIP = settings.signUpsPerHourPerIP
-            signUpBurstPerIP = settings.signUpBurstPerIP
-            refreshesPerWindowPerIP = settings.refreshesPerWindowPerIP
-            refreshWindowSeconds = settings.refreshWindowSeconds
-            refreshReuseSeconds = settings.refreshReuseSeconds
-            unavailableRetryAfter = settings.unavailableRetryAfter
+            (userMetadataMaxBytes, unavailableRetryAfter) = (settings.userMetadataMaxBytes, settings.unavailableRetryAfter)
+            signUpLimits = (settings.signUpsPerHourPerIP, settings.signUpBurstPerIP)
+            refreshLimits = (settings.refreshesPerWindowPerIP, settings.refreshWindowSeconds, settings.refreshReuseSeconds)
         }
     }
 
@@ -60,8 +55,8 @@ struct AuthHandler: Sendable {
         }
         let refresh = RefreshToken.generate()
         let ipKey = clientKey.key(forIP: request.clientIP)
-        queries.append(Statements.signUp.query((Bytea(ipKey), metadata, Bytea(refresh.hash),
-                                                settings.signUpsPerHourPerIP, settings.signUpBurstPerIP)))
+        let limits = settings.signUpLimits
+        queries.append(Statements.signUp.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst)))
         return .database(authPlan(queries) { results in
             guard case .success(let row?) = Statements.signUp.firstRow(results.last) else {
                 return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
@@ -91,9 +86,10 @@ struct AuthHandler: Sendable {
         }
         // The child is derived from the presented token, so presenting it twice cannot fork the session.
         let child = refreshChain.child(of: presented)
+        let limits = settings.refreshLimits
         let query = Statements.refresh.query((
             Bytea(presentedHash), Bytea(child.hash), Bytea(clientKey.key(forIP: request.clientIP)),
-            settings.refreshesPerWindowPerIP, settings.refreshWindowSeconds, settings.refreshReuseSeconds))
+            limits.perWindow, limits.windowSeconds, limits.reuseSeconds))
         let refreshChain = self.refreshChain
         return .database(authPlan([query]) { results in
             guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
