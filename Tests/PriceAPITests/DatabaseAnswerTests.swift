@@ -73,3 +73,18 @@ struct DatabaseAnswerTests {
         #expect(String(decoding: response.body, as: UTF8.self).contains("refresh_token_not_found"))
     }
 }
+
+@Suite("The read options see the columns the statements select")
+struct StatementColumnsTests {
+    @Test("names in select order, and the types the read options compare and render apart")
+    func columnsComeFromTheStatements() {
+        #expect(MedianQuery.columns.map(\.name) == ["location_id", "rate_kind", "currency", "median_cents", "reporters",
+                                                     "reports", "last_reported_at"])
+        let median = Dictionary(uniqueKeysWithValues: MedianQuery.columns.map { ($0.name, $0.type) })
+        #expect(median["median_cents"] == .integer && median["last_reported_at"] == .timestamptz && median["currency"] == .text)
+        let quote = Dictionary(uniqueKeysWithValues: QuoteQuery.columns.map { ($0.name, $0.type) })
+        #expect(quote["published_cents"] == .bigint && quote["published_allowed"] == .boolean
+                && quote["published_updated_at"] == .timestamptz && quote["reporters"] == .integer)
+        #expect(QuoteQuery.columns.count == 10)
+    }
+}

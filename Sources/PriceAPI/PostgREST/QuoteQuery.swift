@@ -20,20 +20,9 @@ struct QuoteQuery: Sendable, Equatable {
 
     static let functionName = RPCFunction.priceQuotes.rawValue
 
-    /// The function's result columns as it declares them (`returns table(...)`); the statements select
-    /// exactly these, in this order, and the read options (filters, select, order, …) name them.
-    static let columns: [ResultColumn] = [
-        ResultColumn(name: "location_id", type: .text),
-        ResultColumn(name: "rate_kind", type: .text),
-        ResultColumn(name: "currency", type: .text),
-        ResultColumn(name: "median_cents", type: .integer),
-        ResultColumn(name: "reporters", type: .integer),
-        ResultColumn(name: "published_cents", type: .bigint),
-        ResultColumn(name: "published_allowed", type: .boolean),
-        ResultColumn(name: "published_reason", type: .text),
-        ResultColumn(name: "published_source", type: .text),
-        ResultColumn(name: "published_updated_at", type: .timestamptz),
-    ]
+    /// The function's result columns, as its statements select them (one list, PriceSQL's); the read
+    /// options (filters, select, order, …) name them.
+    static let columns = Statements.quoteColumns.map(ResultColumn.init)
 
     /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
     static func parse(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],

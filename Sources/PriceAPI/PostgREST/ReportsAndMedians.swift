@@ -151,3 +151,19 @@ struct FunctionCallPlanner: Sendable {
         }
     }
 }
+
+extension ResultColumn {
+    /// A statement's column as PostgREST's read options see it: the types they compare and render
+    /// apart; any other is compared and rendered as text.
+    init(_ column: SQLColumn) {
+        let type: ColumnType
+        switch column.type {
+        case .integer: type = .integer
+        case .bigint: type = .bigint
+        case .boolean: type = .boolean
+        case .timestamptz: type = .timestamptz
+        default: type = .text
+        }
+        self.init(name: column.name, type: type)
+    }
+}
