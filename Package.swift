@@ -25,24 +25,28 @@ let package = Package(
 
         .target(name: "PriceJSON"),
         .target(name: "PriceCrypto", dependencies: ["CCrypto"]),
+        // The libpq driver, pool, pipeline and migrator: no knowledge of the schema.
         .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto"]),
+        // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
+        .target(name: "PriceSQL", dependencies: ["PriceDB"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
         // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
-        // The application: routing, the PostgREST and Supabase Auth wire formats, the SQL it sends.
-        .target(name: "PriceAPI", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceCrypto", "PriceJSON"]),
+        // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
+        .target(name: "PriceAPI", dependencies: ["PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "AnonAuth", "PublishedRates"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"]),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
+        .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
-        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceJSON"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

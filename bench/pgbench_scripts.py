@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes the pgbench scripts from the SQL pricesvc actually sends.
 
-    pgbench_scripts.py STATEMENTS_SWIFT OUT_DIR [SESSION_SETTINGS_SWIFT STATEMENT_TIMEOUT_MS]
+    pricesvc statements --json --statement-timeout-ms MS > statements.json
+    pgbench_scripts.py statements.json OUT_DIR
 
-Reads the prepared statements out of Sources/PriceAPI/Database/Statements.swift, so the pgbench side
-runs the identical text (parameters $n become pgbench variables), pipelined with one Sync like
-PriceDB's ConnectionPool.run:
+Reads the prepared statements from `pricesvc statements --json` (PriceSQL's Statements, by their
+prepared names), so the pgbench side runs the identical text (parameters $n become pgbench variables),
+pipelined with one Sync like PriceDB's ConnectionPool.run:
 
   OUT_DIR/pgbench-submit.sql   submitterIdentity + insertReports   (POST /rest/v1/price_reports with currency,
                                return=minimal)
@@ -17,8 +18,8 @@ PriceDB's ConnectionPool.run:
                                its policy reads the recorded sub, a plain setting, instead of verifying the
                                token) by reporters of their own (bench.tokens side 'floor')
   OUT_DIR/pgbench-options.txt  PGOPTIONS for pgbench: the session settings pricesvc sends in its startup
-                               packet (Sources/PriceDB/SessionSettings.swift), so both sides' backends run
-                               with the same settings
+                               packet (the JSON's session_settings, from PriceDB's SessionSettings), so both
+                               sides' backends run with the same settings
 
 The one difference from pricesvc: in the submission script the token and its sub ($2 and $3 of the
 identity statement) are read from bench.tokens by primary key inside that statement (one lookup, the
@@ -26,22 +27,18 @@ statement's FROM), because pgbench cannot hold thousands of tokens in variables.
 slice of reporters: :n is per client and persists across transactions (pgbench -D n=0), so a reporter
 is used ceil(transactions / reporters) times per run.
 """
+import json
 import re
 import sys
 
-
-def statements(path: str) -> dict:
-    text = open(path, encoding="utf-8").read()
-    # String constants the statements interpolate (`\(medianColumns)`), as Swift would.
-    constants = dict(re.findall(r'static let (\w+) =\s*"([^"\n]*)"', text))
-    text = re.sub(r"\\\((\w+)\)", lambda m: constants.get(m.group(1), m.group(0)), text)
-    found = {}
-    pattern = re.compile(r'static let (\w+) = PreparedStatement\(name: "[^"]+", sql: """\n(.*?)"""', re.S)
-    for name, body in pattern.findall(text):
-        lines = body.rstrip().split("\n")
-        indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
-        found[name] = "\n".join(line[indent:] for line in lines).strip()
-    return found
+# The statements the scripts run, by their prepared names (PriceSQL's Statements).
+NEEDED = {
+    "identity": "pricesvc_identity",
+    "submitterIdentity": "pricesvc_submitter_identity",
+    "insertReports": "pricesvc_insert_reports",
+    "medians": "pricesvc_medians_rows",
+    "quotes": "pricesvc_quotes_rows",
+}
 
 
 def bind(sql: str, variables: dict) -> str:
@@ -53,30 +50,27 @@ def bind(sql: str, variables: dict) -> str:
     return re.sub(r"\$(\d+)(?!\d)", replace, sql)
 
 
-def session_options(path: str, statement_timeout_ms: str) -> str:
-    """libpq options from SessionSettings.values: `("name", "value")` pairs, statement_timeout filled in."""
-    text = open(path, encoding="utf-8").read()
-    body = text[text.index("public var values"):text.index("public var libpqOptions")]
-    options = []
-    for name, value in re.findall(r'\("([A-Za-z_]+)", ([^)]*\)?)\)', body):
-        value = value.strip()
-        value = statement_timeout_ms if value.startswith("String(") else value.strip('"')
-        options.append("-c {}={}".format(name, value.replace("\\", "\\\\").replace(" ", "\\ ")))
+def session_options(settings: list) -> str:
+    """libpq options, as PriceDB's SessionSettings.libpqOptions writes them: spaces and backslashes escaped."""
+    options = ["-c {}={}".format(s["name"], s["value"].replace("\\", "\\\\").replace(" ", "\\ ")) for s in settings]
     if not options:
-        raise SystemExit(f"pgbench_scripts: no settings found in {path}")
+        raise SystemExit("pgbench_scripts: no session settings in the statements JSON")
     return " ".join(options)
 
 
 def main() -> None:
     source, out_dir = sys.argv[1], sys.argv[2]
-    if len(sys.argv) > 4:
-        with open(f"{out_dir}/pgbench-options.txt", "w") as handle:
-            handle.write(session_options(sys.argv[3], sys.argv[4]) + "\n")
-    found = statements(source)
-    for needed in ("identity", "submitterIdentity", "insertReports", "medians", "quotes"):
-        if needed not in found:
-            raise SystemExit(f"pgbench_scripts: Statements.{needed} not found in {source}")
-    header = "-- Generated by bench/pgbench_scripts.py from {} ({}).\n".format(source.split("/work/main/")[-1], "{}")
+    with open(source, encoding="utf-8") as handle:
+        listing = json.load(handle)
+    with open(f"{out_dir}/pgbench-options.txt", "w") as handle:
+        handle.write(session_options(listing["session_settings"]) + "\n")
+    by_name = {statement["name"]: statement["sql"] for statement in listing["statements"]}
+    found = {}
+    for key, name in NEEDED.items():
+        if name not in by_name:
+            raise SystemExit(f"pgbench_scripts: statement {name} not in {source}")
+        found[key] = by_name[name]
+    header = "-- Generated by bench/pgbench_scripts.py from `pricesvc statements --json` ({}).\n"
     # The floor runs the same text as the verified side; only its reporters (and, from run.sh, its role) differ.
     for name, side, what in (("submit", "pg", "submitterIdentity + insertReports"),
                              ("verified", "verified", "row 2's verified side: submitterIdentity + insertReports"),

@@ -36,7 +36,6 @@
 #   BENCH_POOL_SIZE         PRICESVC_POOL_SIZE for the run (default: the service's default)
 #   BENCH_PORT, BENCH_NGINX_PORT  (default: free ports)
 #   PRICESVC_BIN            default .build/release/pricesvc
-#   BENCH_STATEMENTS        Statements.swift whose SQL pgbench runs (default: the one in Sources/)
 #   BENCH_KEEP_PG=1         leave the bench PostgreSQL running at the end (faster reruns)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,8 +64,6 @@ MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$SECS}
 PORT=${BENCH_PORT:-0}
 NGINX_PORT=${BENCH_NGINX_PORT:-}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-# The SQL the pgbench side runs is read from here (see bench/pgbench_scripts.py).
-STATEMENTS=${BENCH_STATEMENTS:-$root/Sources/PriceAPI/Database/Statements.swift}
 PGBENCH=${PGBENCH:-$PGBIN/pgbench}
 [ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench)
 
@@ -228,9 +225,10 @@ for db in "${databases[@]}"; do
   # happen here, before any measured run, instead of in the middle of one side's round.
   psql_su -d "$db" -c 'vacuum (analyze) bench.tokens, auth.sessions, auth.users, public.price_reports, private.median_queue' >/dev/null
 done
-# The pgbench scripts, and PGOPTIONS with the session settings pricesvc sends in its startup packet.
-python3 bench/pgbench_scripts.py "$STATEMENTS" "$state/run" "$root/Sources/PriceDB/SessionSettings.swift" \
-  "${PRICESVC_STATEMENT_TIMEOUT_MS:-5000}"
+# The pgbench scripts, and PGOPTIONS with the session settings pricesvc sends in its startup packet:
+# both from the binary under test (`pricesvc statements --json`), so pgbench runs the same SQL text.
+"$BIN" statements --json --statement-timeout-ms "${PRICESVC_STATEMENT_TIMEOUT_MS:-5000}" >"$state/run/statements.json"
+python3 bench/pgbench_scripts.py "$state/run/statements.json" "$state/run"
 # Published rates for the 12 queried locations (source "bench"): price_quotes prices a stay under them.
 python3 bench/published_feed.py >"$state/run/published-feed.json"
 "$BIN" import-rates --migration-database-url "$owner_url" --source bench "$state/run/published-feed.json" \

@@ -23,7 +23,16 @@ public struct PoolConfiguration: Sendable {
     /// whoever holds the login's password could otherwise plant. See ``SessionSettings``.
     public var sessionSettings: SessionSettings?
 
-    public init(conninfo: String, size: Int = 8, checkoutTimeout: Duration = .seconds(2),
+    /// Connections per pool unless configured (`--pool-size`); other defaults are sized from it.
+    public static let defaultSize = 8
+
+    /// The database workers a server needs for pools of `connections` in all: one per connection. A
+    /// worker only waits on the database, so more workers than connections just queue on the pool, and
+    /// each extra thread hop costs CPU per request (a quarter of pricesvc's CPU per submission at 32
+    /// workers over 8 connections, docs/benchmarks.md).
+    public static func databaseWorkers(connections: Int) -> Int { connections }
+
+    public init(conninfo: String, size: Int = PoolConfiguration.defaultSize, checkoutTimeout: Duration = .seconds(2),
                 connectTimeout: Duration = .seconds(5), batchTimeout: Duration = .seconds(30),
                 statements: [PreparedStatement] = [], applicationName: String? = "pricesvc") {
         self.conninfo = conninfo

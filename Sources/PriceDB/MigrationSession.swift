@@ -1,12 +1,13 @@
 internal import CLibPQ
 import Glibc
 
-/// A plain blocking libpq connection for the migrator: the simple query protocol (`PQexec`) accepts
-/// files with many statements, which the pool's pipelined extended protocol does not.
-final class MigrationSession {
+/// A plain blocking libpq connection for the migrator and the owner tasks (PriceSQL's `OwnerTasks`): the
+/// simple query protocol (`PQexec`) accepts files with many statements, which the pool's pipelined
+/// extended protocol does not.
+public final class MigrationSession {
     private let handle: OpaquePointer
 
-    init(conninfo: String, connectTimeout: Duration) throws(DatabaseError) {
+    public init(conninfo: String, connectTimeout: Duration) throws(DatabaseError) {
         handle = try LibPQ.connect(conninfo: conninfo, connectTimeout: connectTimeout, applicationName: "pricesvc migrate")
         // `create ... if not exists` notices would otherwise be printed on stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
@@ -16,7 +17,7 @@ final class MigrationSession {
 
     /// Runs `sql` (any number of statements when `parameters` is empty) and returns the last result.
     @discardableResult
-    func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> QueryResult {
+    public func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> QueryResult {
         guard !LibPQ.containsNUL(sql), !parameters.contains(where: { $0.map(LibPQ.containsNUL) ?? false }) else {
             throw DatabaseError(code: .invalidParameter, message: "SQL text or parameter contains a NUL byte")
         }

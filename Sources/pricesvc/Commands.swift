@@ -4,8 +4,9 @@ import Foundation
 import PriceAPI
 import PriceDB
 import PriceHTTP
+import PriceSQL
 
-/// `pricesvc serve | migrate | keys | prune | import-rates | openapi | --help | --version`.
+/// `pricesvc serve | migrate | keys | prune | import-rates | openapi | statements | --help | --version`.
 enum Commands {
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -26,8 +27,12 @@ enum Commands {
         if arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
             return help(for: command)
         }
+        // `statements --json` is the one flag without a value.
+        var rest = Array(arguments.dropFirst())
+        let json = command == "statements" && rest.contains("--json")
+        if command == "statements" { rest.removeAll { $0 == "--json" } }
         do throws(any Error) {
-            let configuration = try Configuration(arguments: Array(arguments.dropFirst()),
+            let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
                                                   takesOperands: command == "import-rates")
             switch command {
@@ -36,6 +41,7 @@ enum Commands {
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
             case "import-rates": return try importRates(configuration)
+            case "statements": return try statements(configuration, json: json)
             // The document a server with the same settings serves: the challenge route only when on.
             case "openapi":
                 print(OpenAPIDocument.json(signUpChallenge: try configuration.bool("signup-challenge")))
@@ -87,6 +93,10 @@ enum Commands {
         Description(name: "openapi", usage: "pricesvc openapi [--signup-challenge true]",
                     summary: "print the OpenAPI document of the HTTP surface (as a server with these settings serves it)",
                     settings: ["signup-challenge"]),
+        Description(name: "statements", usage: "pricesvc statements [--json] [--statement-timeout-ms MS]",
+                    summary: "print every SQL statement the service and the owner tasks send (name, SQL, parameters, columns), "
+                        + "and the service connections' session settings",
+                    settings: ["statement-timeout-ms"]),
     ]
 
     static var helpText: String {
@@ -183,13 +193,11 @@ enum Commands {
         server.connectionMemoryBytes = try configuration.int("connection-memory-bytes", min: 4096)
         let httpThreads = try configuration.int("http-threads")
         if httpThreads > 0 { server.eventThreads = httpThreads }
-        // One worker per connection by default: a worker only waits on the database, so more workers
-        // than connections just queue on the pool, and each extra thread hop costs CPU per request
-        // (a quarter of pricesvc's CPU per submission at 32 workers over 8 connections, docs/benchmarks.md).
         let poolSize = try configuration.int("pool-size", min: 1)
         let readURL = configuration.string("read-database-url")
         let workers = try configuration.int("database-workers", min: 0)
-        server.databaseWorkers = workers > 0 ? workers : poolSize * (readURL.isEmpty ? 1 : 2)
+        server.databaseWorkers = workers > 0
+            ? workers : PoolConfiguration.databaseWorkers(connections: poolSize * (readURL.isEmpty ? 1 : 2))
         server.workerQueueTimeout = .milliseconds(try configuration.int("pool-timeout-ms", min: 1))
         server.trustedProxies = Set(configuration.string("trusted-proxies").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })

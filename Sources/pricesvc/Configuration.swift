@@ -1,4 +1,6 @@
 import Foundation
+import PriceAPI
+import PriceDB
 
 /// One setting: its flag, its `PRICESVC_*` variable, its default and what it is for.
 /// The table below is the single list the help text and docs/configuration.md are made from.
@@ -12,6 +14,10 @@ struct Setting: Sendable {
 }
 
 enum Settings {
+    /// The API's defaults are `ServiceSettings`' and the pool's `PoolConfiguration`'s: one definition,
+    /// which this table (so `--help` and docs/configuration.md) reads.
+    private static let service = ServiceSettings()
+
     static let all: [Setting] = [
         Setting(key: "listen", defaultValue: "127.0.0.1:8080",
                 help: "Address and port to serve on: IP:PORT, [IPv6]:PORT, localhost:PORT or :PORT (127.0.0.1)"),
@@ -29,9 +35,9 @@ enum Settings {
         Setting(key: "jwt-previous-secret", defaultValue: "",
                 help: "Previous secret, still accepted for verification during a rotation"),
         Setting(key: "jwt-previous-secret-file", defaultValue: "", help: "File holding the previous secret"),
-        Setting(key: "access-token-ttl", defaultValue: "3600",
+        Setting(key: "access-token-ttl", defaultValue: String(service.accessTokenLifetime),
                 help: "Access token lifetime in seconds; also the longest a revoked session's tokens stay valid"),
-        Setting(key: "pool-size", defaultValue: "8", help: "Database connections"),
+        Setting(key: "pool-size", defaultValue: String(PoolConfiguration.defaultSize), help: "Database connections"),
         Setting(key: "pool-timeout-ms", defaultValue: "2000",
                 help: "How long a request waits for a free connection before 503"),
         Setting(key: "statement-timeout-ms", defaultValue: "5000", help: "Server-side statement timeout"),
@@ -53,31 +59,31 @@ enum Settings {
                 help: "Seconds a request has to send its whole body once its head is in"),
         Setting(key: "connection-memory-bytes", defaultValue: "16384",
                 help: "Per-connection memory for request line and headers (larger headers → 431/413)"),
-        Setting(key: "rate-limit-per-minute", defaultValue: "120",
+        Setting(key: "rate-limit-per-minute", defaultValue: String(service.requestsPerMinutePerIP),
                 help: "Requests per minute per client address on /rest and /auth (0 = off)"),
-        Setting(key: "db-requests-per-ip", defaultValue: "2",
+        Setting(key: "db-requests-per-ip", defaultValue: String(service.databaseRequestsPerIP),
                 help: "Requests per client address waiting for or holding a database connection at once; more → 429 (0 = off)"),
-        Setting(key: "expensive-requests-in-flight", defaultValue: "4",
+        Setting(key: "expensive-requests-in-flight", defaultValue: String(service.expensiveRequestsInFlight),
                 help: "Expensive calls (price_quotes) in flight from all clients at once; more → 503 (0 = off)"),
-        Setting(key: "expensive-statement-timeout-ms", defaultValue: "1500",
+        Setting(key: "expensive-statement-timeout-ms", defaultValue: String(service.expensiveStatementTimeoutMilliseconds),
                 help: "Statement timeout of an expensive call (price_quotes)"),
         Setting(key: "trusted-proxies", defaultValue: "",
                 help: "Comma-separated proxy addresses whose X-Forwarded-For is believed"),
         Setting(key: "ipv6-prefix", defaultValue: "64",
                 help: "Per-address limits count an IPv6 client by its network of this many bits (1-128)"),
-        Setting(key: "signups-per-hour", defaultValue: "30", help: "Anonymous sign-ups per client address per hour"),
-        Setting(key: "signup-burst", defaultValue: "30", help: "Sign-ups a client address may make at once"),
-        Setting(key: "refreshes-per-window", defaultValue: "150", help: "Token refreshes per client address per window"),
-        Setting(key: "refresh-window-seconds", defaultValue: "300", help: "Window of the refresh limit"),
-        Setting(key: "refresh-reuse-seconds", defaultValue: "10",
+        Setting(key: "signups-per-hour", defaultValue: String(service.signUpsPerHourPerIP), help: "Anonymous sign-ups per client address per hour"),
+        Setting(key: "signup-burst", defaultValue: String(service.signUpBurstPerIP), help: "Sign-ups a client address may make at once"),
+        Setting(key: "refreshes-per-window", defaultValue: String(service.refreshesPerWindowPerIP), help: "Token refreshes per client address per window"),
+        Setting(key: "refresh-window-seconds", defaultValue: String(service.refreshWindowSeconds), help: "Window of the refresh limit"),
+        Setting(key: "refresh-reuse-seconds", defaultValue: String(service.refreshReuseSeconds),
                 help: "How long a rotated refresh token may be presented again (lost response)"),
         Setting(key: "signup-challenge", defaultValue: "false",
                 help: "Sign-up requires a solved proof-of-work challenge (ALTCHA, GET /auth/v1/challenge)"),
         Setting(key: "signup-challenge-max-number", defaultValue: "100000",
                 help: "Challenge difficulty: the solution is a number in 0..this (ALTCHA maxnumber)"),
         Setting(key: "signup-challenge-ttl", defaultValue: "300", help: "Seconds a sign-up challenge stays valid"),
-        Setting(key: "user-metadata-max-bytes", defaultValue: "1024", help: "Largest user_metadata at sign-up"),
-        Setting(key: "max-response-bytes", defaultValue: "1048576",
+        Setting(key: "user-metadata-max-bytes", defaultValue: String(service.userMetadataMaxBytes), help: "Largest user_metadata at sign-up"),
+        Setting(key: "max-response-bytes", defaultValue: String(service.maxResponseBytes),
                 help: "Largest response body a function's result may make (larger → 400 PGRST190, refused before it is built)"),
         Setting(key: "cors-allowed-origins", defaultValue: "*",
                 help: "Web origins that may call the API from a browser: * or a comma-separated list such as https://app.example.org"),

@@ -1,5 +1,6 @@
 import Foundation
 import PriceDB
+import PriceSQL
 import PublishedRates
 
 /// `pricesvc import-rates --source NAME FILE...`: a city's CDS Curbs feed into the published-rate tables.

@@ -1,6 +1,7 @@
 import AnonAuth
 import Foundation
 import PriceDB
+import PriceSQL
 
 /// Commands that run as the database's owning role: migrate and prune.
 extension Commands {

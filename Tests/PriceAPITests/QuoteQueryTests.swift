@@ -2,6 +2,7 @@ import PriceDB
 import PriceHTTP
 import PriceJSON
 import Testing
+import PriceSQL
 @testable import PriceAPI
 
 @Suite("price_quotes arguments")
@@ -16,7 +17,7 @@ struct QuoteQueryTests {
     func allArguments() throws {
         let quote = try parse(#"{"location_ids":["sfmta:401","a\"b"],"rate_kind":"daily","starts_at":"2026-03-02T17:30:00-05:00","duration":"PT2H"}"#).get()
         let (statement, parameters) = quote.call
-        #expect(statement == Statements.quotes)
+        #expect(statement == Statements.quotes.prepared)
         #expect(parameters == [#"["sfmta:401","a\"b"]"#, "daily", "2026-03-02T17:30:00-05:00", "PT2H"])
     }
 
@@ -32,8 +33,8 @@ struct QuoteQueryTests {
     func statements() {
         #expect(Statements.allQuotes.count == 8)
         #expect(Set(Statements.allQuotes.map(\.name)).count == 8)
-        #expect(Statements.allQuotes.contains(Statements.quotes))
-        #expect(Statements.all.contains(Statements.quotes))
+        #expect(Statements.allQuotes.map(\.prepared).contains(Statements.quotes.prepared))
+        #expect(Statements.all.contains(Statements.quotes.prepared))
         // The builder, given everything, writes the same call as the literal (pgbench reads the literal).
         let built = Statements.QuoteArgument.allCases.enumerated().map { $1.sql(parameter: $0 + 2) }
         for fragment in built { #expect(Statements.quotes.sql.contains(fragment)) }

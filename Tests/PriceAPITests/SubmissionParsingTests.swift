@@ -116,7 +116,7 @@ struct SubmissionParsingTests {
     @Test("the representation echoes what was sent plus the trigger's id and created_at, in order")
     func representation() throws {
         let submission = try parse(#"[{"location_id":"a","rate_kind":"flat","price_cents":5},{"location_id":"b","rate_kind":"flat","price_cents":6}]"#).get()
-        let text = PriceService.representation(submission, receipts:
+        let text = ReportHandler.representation(submission, receipts:
             #"[{"id":7,"created_at":"2026-01-01T00:00:00+00:00","currency":"CAD","replayed":false},{"id":8,"created_at":"2026-01-01T00:00:00+00:00","currency":"USD","replayed":false}]"#)
         let rows = try #require(try JSONValue.parse(Array(text.utf8), maxBytes: 1 << 16).arrayValue)
         #expect(rows.count == 2)

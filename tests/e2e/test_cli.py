@@ -287,7 +287,7 @@ def test_version_prints_one_line_with_the_version_and_exits_0(env):
 
 
 def test_every_command_answers_help_with_its_usage_and_its_settings(env):
-    for command in ("serve", "migrate", "keys", "prune", "import-rates", "openapi"):
+    for command in ("serve", "migrate", "keys", "prune", "import-rates", "openapi", "statements"):
         result = env.run(command, "--help", timeout=10)
         assert result.returncode == 0, (command, result.stderr)
         assert result.stdout.startswith(f"usage: pricesvc {command}"), result.stdout
@@ -398,3 +398,53 @@ def test_migrate_errors_are_sentences_without_internal_names(env):
     for output in (result.stderr, missing_dir.stderr):
         assert not any(name in output for name in internal_names), output
     assert "/no/such/dir" in missing_dir.stderr
+
+
+# PostgreSQL's names (format_type) for the SQL types `pricesvc statements` declares.
+_FORMAT_TYPE = {"timestamptz": "timestamp with time zone"}
+
+
+def _describe(migrated, statement) -> list[tuple[str, str]]:
+    """The statement's result columns as PostgreSQL describes them (psql's \\gdesc: planned, never run),
+    each $n replaced by a NULL of the type the statement declares for it."""
+    sql = statement["sql"]
+    for number in range(len(statement["parameters"]), 0, -1):
+        sql = sql.replace(f"${number}", f"(null::{statement['parameters'][number - 1]['type']})")
+    result = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", migrated.pghost,
+                             "-U", migrated.pguser, "-d", "pricesvc"],
+                            input=sql + " \\gdesc\n", capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, f"{statement['name']}: {result.stderr}\n{sql}"
+    lines = [line for line in result.stdout.splitlines() if "|" in line]
+    return [tuple(line.split("|", 1)) for line in lines]
+
+
+def test_statements_json_lists_every_statement_as_the_database_describes_it(migrated):
+    result = migrated.run("statements", "--json", "--statement-timeout-ms", "4321", timeout=10)
+    assert result.returncode == 0, result.stderr
+    listing = json.loads(result.stdout)
+    statements = listing["statements"]
+    names = [statement["name"] for statement in statements]
+    assert len(names) == len(set(names))
+    # The service's statements (the pool prepares them all), the quote variants, and the owner tasks'.
+    assert {"pricesvc_identity", "pricesvc_insert_reports", "pricesvc_medians_rows", "pricesvc_quotes_rows",
+            "pricesvc_quotes_rows_0", "owner_prune", "owner_cds_replace_source"} <= set(names)
+    assert {statement["sender"] for statement in statements} == {"service", "owner"}
+    assert {"name": "statement_timeout", "value": "4321"} in listing["session_settings"]
+    described = 0
+    for statement in statements:
+        highest = max([int(n) for n in re.findall(r"\$(\d+)", statement["sql"])] or [0])
+        assert len(statement["parameters"]) == highest, statement["name"]
+        columns = _describe(migrated, statement)
+        declared = [(column["name"], _FORMAT_TYPE.get(column["type"], column["type"])) for column in statement["columns"]]
+        # Column count and types are what the rows decode by; names are the statement's own (PostgreSQL
+        # calls an unnamed expression ?column? or after its function).
+        assert [kind for _, kind in columns] == [kind for _, kind in declared], statement["name"]
+        described += 1
+    assert described == len(statements) >= 30
+
+
+def test_statements_prints_each_statement_with_its_parameters(env):
+    result = env.run("statements", timeout=10)
+    assert result.returncode == 0, result.stderr
+    assert "-- pricesvc_submitter_identity (service): ($1 role text, $2 token text, $3 sub text)" in result.stdout
+    assert "from auth.prune(make_interval(secs => $1::double precision));" in result.stdout

@@ -1,4 +1,5 @@
 import PriceJSON
+import PriceSQL
 
 /// A call of one of the median functions, with its named arguments checked the way
 /// PostgREST resolves a function: unknown or missing argument names mean "no such function".
@@ -21,17 +22,8 @@ struct MedianQuery: Sendable, Equatable {
     var locations: Locations
     var rateKinds: RateKinds
 
-    /// The result columns of both functions, as they declare them (`returns table(...)`); the
-    /// statements select exactly these, in this order.
-    static let columns: [ResultColumn] = [
-        ResultColumn(name: "location_id", type: .text),
-        ResultColumn(name: "rate_kind", type: .text),
-        ResultColumn(name: "currency", type: .text),
-        ResultColumn(name: "median_cents", type: .integer),
-        ResultColumn(name: "reporters", type: .integer),
-        ResultColumn(name: "reports", type: .integer),
-        ResultColumn(name: "last_reported_at", type: .timestamptz),
-    ]
+    /// The result columns of both functions, as their statements select them (one list, PriceSQL's).
+    static let columns = Statements.medianColumns.map(ResultColumn.init)
 
     /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
     static func parse(function: RPCFunction, isRead: Bool, queryArguments: [(String, String)], body: [UInt8],

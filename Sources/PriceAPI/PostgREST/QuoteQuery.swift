@@ -1,5 +1,6 @@
 import Foundation
 import PriceDB
+import PriceSQL
 
 /// A call of `price_quotes`: the community median beside the published cost of a planned stay.
 ///
@@ -19,20 +20,9 @@ struct QuoteQuery: Sendable, Equatable {
 
     static let functionName = RPCFunction.priceQuotes.rawValue
 
-    /// The function's result columns as it declares them (`returns table(...)`); the statements select
-    /// exactly these, in this order, and the read options (filters, select, order, …) name them.
-    static let columns: [ResultColumn] = [
-        ResultColumn(name: "location_id", type: .text),
-        ResultColumn(name: "rate_kind", type: .text),
-        ResultColumn(name: "currency", type: .text),
-        ResultColumn(name: "median_cents", type: .integer),
-        ResultColumn(name: "reporters", type: .integer),
-        ResultColumn(name: "published_cents", type: .bigint),
-        ResultColumn(name: "published_allowed", type: .boolean),
-        ResultColumn(name: "published_reason", type: .text),
-        ResultColumn(name: "published_source", type: .text),
-        ResultColumn(name: "published_updated_at", type: .timestamptz),
-    ]
+    /// The function's result columns, as its statements select them (one list, PriceSQL's); the read
+    /// options (filters, select, order, …) name them.
+    static let columns = Statements.quoteColumns.map(ResultColumn.init)
 
     /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
     static func parse(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
@@ -105,12 +95,16 @@ struct QuoteQuery: Sendable, Equatable {
         try! Regex(startsAtCore.replacingOccurrences(of: "DAY", with: "(0[1-9]|[12][0-9]|3[01])"))
     nonisolated(unsafe) private static let durationForm = try! Regex(durationCore)
 
-    /// The prepared statement for the arguments given, and its parameters: the ids as one JSON array
-    /// (as for `price_medians`), then the optional arguments present, in the function's order.
+    /// The call's arguments: the ids as one JSON array (as for `price_medians`), and the optional
+    /// arguments present; `Statements.quotes(for:)` picks the statement that passes exactly those.
+    var arguments: Statements.QuoteArguments {
+        Statements.QuoteArguments(locationIDs: MedianQuery.jsonArray(locationIDs), rateKind: rateKind,
+                                  startsAt: startsAt, duration: duration)
+    }
+
+    /// The prepared statement for the arguments given, and its parameters as sent.
     var call: (PreparedStatement, [String?]) {
-        let given: [(Statements.QuoteArgument, String?)] = [(.rateKind, rateKind), (.startsAt, startsAt), (.duration, duration)]
-        let present = given.filter { $0.1 != nil }
-        return (Statements.allQuotes[Statements.quoteMask(passing: present.map(\.0))],
-                [MedianQuery.jsonArray(locationIDs)] + present.map(\.1))
+        let statement = Statements.quotes(for: arguments)
+        return (statement.prepared, statement.encoded(arguments))
     }
 }

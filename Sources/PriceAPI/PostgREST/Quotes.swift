@@ -1,11 +1,14 @@
 import PriceHTTP
+import PriceSQL
 
-extension PriceService {
-    /// `POST|GET|HEAD /rest/v1/rpc/price_quotes`: the read options and the arguments are parsed here, on
-    /// the event loop (a bad one is answered without a worker); the plan is identity + the function call
-    /// in one pipeline, and the options are applied to the function's rows on the worker, as for the
-    /// median functions.
-    func callQuotes(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
+/// `POST|GET|HEAD /rest/v1/rpc/price_quotes`: the read options and the arguments are parsed here, on
+/// the event loop (a bad one is answered without a worker); the plan is identity + the function call
+/// in one pipeline, and the options are applied to the function's rows on the worker, as for the
+/// median functions.
+struct QuoteHandler: Sendable {
+    let calls: FunctionCallPlanner
+
+    func call(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
         let isRead = request.method == "GET" || request.method == "HEAD"
         let options: ReadOptions
         let queryArguments: [(String, String)]
@@ -20,8 +23,8 @@ extension PriceService {
         case .success(let parsed): quote = parsed
         case .failure(let error): return .answer(error.response)
         }
-        let (statement, parameters) = quote.call
-        return .database(functionRowsPlan(.prepared(statement, parameters), columns: QuoteQuery.columns,
-                                          options: options, caller: caller, cost: .expensive))
+        let statement = Statements.quotes(for: quote.arguments)
+        return .database(calls.plan(statement.query(quote.arguments), rows: statement.rows, columns: QuoteQuery.columns,
+                                    options: options, caller: caller, cost: .expensive))
     }
 }

@@ -5,7 +5,10 @@ import PriceJSON
 /// message, and to make sure only the five client-writable columns are ever sent.
 struct ReportSubmission: Sendable, Equatable {
     static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
+    /// Rows one request may insert; the OpenAPI document's `maxItems` and docs/api.md state it.
     static let maxRows = 10
+    /// The highest `price_cents` (the table's CHECK holds it too; this gives the precise message).
+    static let maxPriceCents = 1_000_000
 
     /// Each row as the author sent it: only client-writable keys, in the author's order.
     var rows: [JSONObject]
@@ -137,8 +140,8 @@ struct ReportSubmission: Sendable, Equatable {
                 return .failure(.badRequest("22P02", "price_cents must be a whole number of cents",
                                             details: "Got \(value.serialized().prefix(40))"))
             }
-            guard cents > 0, cents <= 1_000_000 else {
-                return .failure(.badRequest("23514", "price_cents must be between 1 and 1000000",
+            guard cents > 0, cents <= maxPriceCents else {
+                return .failure(.badRequest("23514", "price_cents must be between 1 and \(maxPriceCents)",
                                             details: "Got \(cents)"))
             }
         case "client_report_id":

@@ -1,10 +1,14 @@
 import PriceDB
 import PriceHTTP
 import PriceJSON
+import PriceSQL
 
-extension PriceService {
-    /// `POST /rest/v1/price_reports`: identity + insert (+ receipts) in one pipeline.
-    func submitReports(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
+/// `POST /rest/v1/price_reports`: identity + insert (+ receipts) in one pipeline.
+struct ReportHandler: Sendable {
+    /// `Retry-After` of a 503 while the database is unreachable.
+    let unavailableRetryAfter: Int
+
+    func submit(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
         let submission: ReportSubmission
         switch ReportSubmission.parse(body: request.body, contentType: request.header("content-type"),
                                       prefer: request.header("prefer")) {
@@ -13,9 +17,9 @@ extension PriceService {
         }
         if let error = submission.checkQuery(request.query) { return .answer(error.response) }
         let insert = submission.sendsCurrency ? Statements.insertReports : Statements.insertReportsDefaultCurrency
-        var queries = [caller.submitterIdentityQuery, .prepared(insert, [submission.parameterJSON])]
-        if submission.returnRepresentation { queries.append(.prepared(Statements.receipts, [])) }
-        let (role, retryAfter) = (caller.role, settings.unavailableRetryAfter)
+        var queries = [caller.submitterIdentityQuery, insert.query(submission.parameterJSON)]
+        if submission.returnRepresentation { queries.append(Statements.receipts.query()) }
+        let (role, retryAfter) = (caller.role, unavailableRetryAfter)
         return .database(DatabasePlan(queries) { outcome in
             let results: [QueryResult]
             switch outcome {
@@ -33,7 +37,8 @@ extension PriceService {
             guard submission.returnRepresentation else {
                 return .empty(201, headers: [contentRange] + preferenceApplied)
             }
-            let receiptsText = results.last?.rows.first?.first ?? nil
+            // No receipts (a row that does not decode included) leaves the representation's ids null.
+            let receiptsText = (try? Statements.receipts.firstRow(results.last).get()) ?? nil
             return .json(201, Self.representation(submission, receipts: receiptsText),
                          headers: [contentRange] + preferenceApplied)
         })
@@ -62,11 +67,15 @@ extension PriceService {
         writer.endArray()
         return writer.text
     }
+}
 
-    /// `POST|GET|HEAD /rest/v1/rpc/price_median(s)`: identity + function call in one pipeline.
-    /// The read options (filters, select, order, paging, media type, count) are parsed and checked
-    /// here, before any hand-off, and applied to the function's rows on the worker.
-    func callMedian(_ name: String, _ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
+/// `POST|GET|HEAD /rest/v1/rpc/price_median(s)`: identity + function call in one pipeline.
+/// The read options (filters, select, order, paging, media type, count) are parsed and checked
+/// here, before any hand-off, and applied to the function's rows on the worker.
+struct MedianHandler: Sendable {
+    let calls: FunctionCallPlanner
+
+    func call(_ name: String, _ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
         guard let function = RPCFunction(rawValue: name) else {
             return .answer(MedianQuery.noSuchFunction(name, arguments: []).response)
         }
@@ -84,40 +93,77 @@ extension PriceService {
         case .success(let parsed): query = parsed
         case .failure(let error): return .answer(error.response)
         }
-        var parameters: [String?] = [query.locationsParameter]
-        let statement: PreparedStatement
+        let call: Query
+        let rows: @Sendable (QueryResult) -> Result<[TextRow], RowDecodingError>
         switch (query.locations, query.rateKinds) {
-        case (.one, .functionDefault): statement = Statements.median
-        case (.many, .functionDefault): statement = Statements.medians
-        case (.one, .one(let kind)): statement = Statements.medianOfKind; parameters.append(kind)
-        case (.many, .one(let kind)): statement = Statements.mediansOfKind; parameters.append(kind)
-        case (.one, .all): statement = Statements.medianOfAllKinds; parameters.append(RateKind.arrayLiteral)
-        case (.many, .all): statement = Statements.mediansOfAllKinds; parameters.append(RateKind.arrayLiteral)
+        case (.one(let id), .functionDefault):
+            (call, rows) = (Statements.median.query(id), Statements.median.rows)
+        case (.many, .functionDefault):
+            (call, rows) = (Statements.medians.query(query.locationsParameter), Statements.medians.rows)
+        case (.one(let id), .one(let kind)):
+            (call, rows) = (Statements.medianOfKind.query((id, kind)), Statements.medianOfKind.rows)
+        case (.many, .one(let kind)):
+            (call, rows) = (Statements.mediansOfKind.query((query.locationsParameter, kind)), Statements.mediansOfKind.rows)
+        case (.one(let id), .all):
+            (call, rows) = (Statements.medianOfAllKinds.query((id, RateKind.arrayLiteral)), Statements.medianOfAllKinds.rows)
+        case (.many, .all):
+            (call, rows) = (Statements.mediansOfAllKinds.query((query.locationsParameter, RateKind.arrayLiteral)),
+                            Statements.mediansOfAllKinds.rows)
         }
-        return .database(functionRowsPlan(.prepared(statement, parameters), columns: MedianQuery.columns,
-                                          options: options, caller: caller))
+        return .database(calls.plan(call, rows: rows, columns: MedianQuery.columns, options: options, caller: caller))
     }
+}
 
-    /// Identity + one call of a set-returning function whose statement selects `columns`, in that
-    /// order; the read options are applied to its rows on the worker, as PostgREST applies them to a
-    /// function's result. Read-only, so a replica may answer it.
-    /// An expensive call runs under its own, lower statement timeout, set for this transaction only.
-    func functionRowsPlan(_ call: Query, columns: [ResultColumn], options: ReadOptions, caller: Caller,
-                          cost: DatabaseShare.Cost = .ordinary) -> DatabasePlan {
-        let (role, retryAfter, maxBytes) = (caller.role, settings.unavailableRetryAfter, settings.maxResponseBytes)
+/// Identity + one call of a set-returning function; the read options are applied to its rows on the
+/// worker, as PostgREST applies them to a function's result. Shared by the median and quote handlers.
+struct FunctionCallPlanner: Sendable {
+    let unavailableRetryAfter: Int
+    let maxResponseBytes: Int
+    /// `statement_timeout` of an expensive call, set for its transaction only.
+    let expensiveStatementTimeoutMilliseconds: Int
+
+    /// The call's rows decode with `rows` (checked against its statement's columns) and are rendered
+    /// under `options`, whose `columns` are the same in the same order. Read-only, so a replica may
+    /// answer it; an expensive call runs under its own, lower statement timeout.
+    func plan(_ call: Query, rows: @escaping @Sendable (QueryResult) -> Result<[TextRow], RowDecodingError>,
+              columns: [ResultColumn], options: ReadOptions, caller: Caller,
+              cost: DatabaseShare.Cost = .ordinary) -> DatabasePlan {
+        let (role, retryAfter, maxBytes) = (caller.role, unavailableRetryAfter, maxResponseBytes)
         var queries = [caller.identityQuery]
         if cost == .expensive {
-            queries.append(.prepared(Statements.expensiveStatementTimeout,
-                                     [String(settings.expensiveStatementTimeoutMilliseconds)]))
+            queries.append(Statements.expensiveStatementTimeout.query(expensiveStatementTimeoutMilliseconds))
         }
         queries.append(call)
         return DatabasePlan(queries, readOnly: true, cost: cost) { outcome in
+            let failure: DatabaseError
             switch outcome {
             case .success(let results):
-                return options.render(ResultSet(columns: columns, rows: results.last?.rows ?? []), maxBytes: maxBytes)
+                switch rows(results.last ?? QueryResult()) {
+                case .success(let decoded):
+                    return options.render(ResultSet(columns: columns, rows: decoded), maxBytes: maxBytes)
+                case .failure(let error):
+                    failure = DatabaseError(code: .protocolViolation, message: error.description)
+                }
             case .failure(let error):
-                return APIError(database: error, role: role, unavailableRetryAfter: retryAfter).response
+                failure = error
             }
+            return APIError(database: failure, role: role, unavailableRetryAfter: retryAfter).response
         }
+    }
+}
+
+extension ResultColumn {
+    /// A statement's column as PostgREST's read options see it: the types they compare and render
+    /// apart; any other is compared and rendered as text.
+    init(_ column: SQLColumn) {
+        let type: ColumnType
+        switch column.type {
+        case .integer: type = .integer
+        case .bigint: type = .bigint
+        case .boolean: type = .boolean
+        case .timestamptz: type = .timestamptz
+        default: type = .text
+        }
+        self.init(name: column.name, type: type)
     }
 }

@@ -2,6 +2,7 @@ import AnonAuth
 import PriceCrypto
 import PriceDB
 import PriceHTTP
+import PriceSQL
 
 /// Who a request runs as in PostgreSQL, from its `Authorization` header.
 enum Caller: Sendable {
@@ -16,8 +17,8 @@ enum Caller: Sendable {
     /// The identity statement every transaction starts with.
     var identityQuery: Query {
         switch self {
-        case .anon: return .prepared(Statements.identity, ["anon", ""])
-        case .user(let token): return .prepared(Statements.identity, ["authenticated", token.token])
+        case .anon: return Statements.identity.query((RequestRole.anon.rawValue, ""))
+        case .user(let token): return Statements.identity.query((RequestRole.authenticated.rawValue, token.token))
         }
     }
 
@@ -26,11 +27,20 @@ enum Caller: Sendable {
     /// so their refusal reads the same as anywhere else.
     var submitterIdentityQuery: Query {
         guard case .user(let token) = self, let sub = token.sub else { return identityQuery }
-        return .prepared(Statements.submitterIdentity, ["authenticated", token.token, sub])
+        return Statements.submitterIdentity.query((RequestRole.authenticated.rawValue, token.token, sub))
     }
 }
 
-extension PriceService {
+/// Who is calling: the `apikey` check and the Bearer token, verified in-process.
+struct CallerIdentification: Sendable {
+    /// The current anon key, so the common case of the `apikey` check is one constant-time compare
+    /// instead of an HMAC; any other key (e.g. signed with the previous secret) is verified in full.
+    let anonKey: [UInt8]
+    let verifier: TokenVerifier
+    let clock: @Sendable () -> Double
+
+    func now() -> Int { Int(clock()) }
+
     /// Supabase's gateway contract: every /rest and /auth request carries the anon key.
     func checkAPIKey(_ request: HTTPRequest, isAuthRoute: Bool) -> APIError? {
         guard let key = request.header("apikey"), !key.isEmpty else {

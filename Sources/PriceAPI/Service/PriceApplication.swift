@@ -1,27 +1,30 @@
 import PriceDB
 import PriceHTTP
 
-/// What a plan runs on: one pipelined round trip. `ConnectionPool` in production, a recorder in tests.
-public protocol QueryRunner: Sendable {
-    func run(_ queries: [Query]) throws(DatabaseError) -> [QueryResult]
-}
-
-extension ConnectionPool: QueryRunner {}
-
 /// The service as the HTTP server sees it: the core's decision on the event loop, and a database
 /// plan turned into the work a worker thread runs.
 public struct PriceApplication: HTTPApplication {
     let service: PriceService
-    /// The primary: writes, /auth, and reads when no replica answers.
-    let database: any QueryRunner
-    /// Read-only plans: the replica pool when configured, else (or failing it) `database`.
-    let reads: ReadRouting
+    /// The primary for writes and /auth; read-only plans go to the replica when one answers.
+    let database: RoutedPool
 
-    public init(service: PriceService, database: any QueryRunner, readReplica: (any QueryRunner)? = nil) {
+    public init(service: PriceService, database: RoutedPool) {
         self.service = service
         self.database = database
-        self.reads = ReadRouting(primary: database, replica: readReplica, metrics: service.metrics,
-                                 clock: service.clock)
+    }
+
+    /// The primary and optional replica as one `RoutedPool`, whose reads the service's metrics count.
+    public init(service: PriceService, database: any QueryRunner, readReplica: (any QueryRunner)? = nil) {
+        let metrics = service.metrics
+        self.init(service: service, database: RoutedPool(primary: database, replica: readReplica, clock: service.clock) { route in
+            switch route {
+            case .primary: metrics.recordRead(onReplica: false)
+            case .replica: metrics.recordRead(onReplica: true)
+            case .primaryInsteadOfReplica:
+                metrics.recordReplicaFallback()
+                metrics.recordRead(onReplica: false)
+            }
+        })
     }
 
     public func respond(to request: HTTPRequest) -> Reply {
@@ -65,13 +68,13 @@ public struct PriceApplication: HTTPApplication {
     /// from the page; a preflight's answer already has its own.
     private func corsHeaders(_ request: HTTPRequest, _ route: Route) -> [(String, String)] {
         if case .options = route, request.header("access-control-request-method") != nil { return [] }
-        return service.settings.cors.responseHeaders(origin: request.header("origin"))
+        return service.cors.responseHeaders(origin: request.header("origin"))
     }
 
     /// The round trip, on a worker thread. Every database error is counted here, once.
     func execute(_ plan: DatabasePlan) -> HTTPResponse {
         do throws(DatabaseError) {
-            let results = plan.readOnly ? try reads.run(plan.queries) : try database.run(plan.queries)
+            let results = try database.run(plan.queries, readOnly: plan.readOnly)
             return plan.answer(.success(results))
         } catch {
             service.metrics.recordDatabaseError(error)

@@ -3,6 +3,7 @@ import Foundation
 import PriceDB
 import PriceHTTP
 import PriceJSON
+import PriceSQL
 import Synchronization
 
 /// The service core: what to do with a request, decided once where it arrives. Route, per-IP
@@ -10,16 +11,15 @@ import Synchronization
 /// for PostgreSQL comes back as a `DatabasePlan`. No sockets and no database here, so every path is
 /// tested with a plain `HTTPRequest` (see `PriceApplication` for who runs the plans).
 public final class PriceService: Sendable {
-    let settings: ServiceSettings
-    let issuer: TokenIssuer
-    /// The current anon key, so the common case of the `apikey` check is one constant-time compare
-    /// instead of an HMAC; any other key (e.g. signed with the previous secret) is verified in full.
-    let anonKey: [UInt8]
-    let verifier: TokenVerifier
-    let clientKey: ClientKey
-    let refreshChain: RefreshTokenChain
-    /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
-    let signUpChallenges: SignUpChallenges?
+    /// Which web origins may call the API from a browser, and the `Retry-After` of a 503 (database
+    /// unreachable, no worker in time, expensive calls busy).
+    let cors: CORSPolicy, unavailableRetryAfter: Int
+    /// The apikey check and the caller's token, verified in-process.
+    let callers: CallerIdentification
+    /// The handlers, each a value holding only what it needs; built once, here.
+    let reports: ReportHandler, medians: MedianHandler, quotes: QuoteHandler, auth: AuthHandler
+    /// Whether the sign-up challenge route is on (the OpenAPI document lists it then).
+    let offersSignUpChallenge: Bool
     let rateLimiter: RateLimiter
     /// Database work in flight per client address, and expensive calls in all.
     let databaseShares: DatabaseShares
@@ -33,13 +33,18 @@ public final class PriceService: Sendable {
                 clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
                 metrics: ServiceMetrics, signUpChallenges: SignUpChallenges? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
-        self.settings = settings
-        self.issuer = issuer
-        self.anonKey = Array(issuer.anonKey().utf8)
-        self.verifier = verifier
-        self.clientKey = clientKey
-        self.refreshChain = refreshChain
-        self.signUpChallenges = signUpChallenges
+        self.cors = settings.cors
+        self.unavailableRetryAfter = settings.unavailableRetryAfter
+        self.callers = CallerIdentification(anonKey: Array(issuer.anonKey().utf8), verifier: verifier, clock: clock)
+        self.reports = ReportHandler(unavailableRetryAfter: settings.unavailableRetryAfter)
+        let calls = FunctionCallPlanner(unavailableRetryAfter: settings.unavailableRetryAfter,
+                                        maxResponseBytes: settings.maxResponseBytes,
+                                        expensiveStatementTimeoutMilliseconds: settings.expensiveStatementTimeoutMilliseconds)
+        self.medians = MedianHandler(calls: calls)
+        self.quotes = QuoteHandler(calls: calls)
+        self.auth = AuthHandler(settings: AuthHandler.Settings(settings), issuer: issuer, clientKey: clientKey,
+                                refreshChain: refreshChain, signUpChallenges: signUpChallenges, clock: clock)
+        self.offersSignUpChallenge = signUpChallenges != nil
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
         self.databaseShares = DatabaseShares(perClient: settings.databaseRequestsPerIP,
                                              expensiveTotal: settings.expensiveRequestsInFlight)
@@ -84,7 +89,7 @@ public final class PriceService: Sendable {
             metrics.recordRateLimited()
             return .failure(.databaseShareExceeded(limit: limit, shape: route.isAuthRoute ? .auth : .postgrest))
         case .failure(.expensiveBusy(let limit)):
-            return .failure(.expensiveCallsBusy(limit: limit, retryAfter: settings.unavailableRetryAfter))
+            return .failure(.expensiveCallsBusy(limit: limit, retryAfter: unavailableRetryAfter))
         }
     }
 
@@ -92,9 +97,9 @@ public final class PriceService: Sendable {
     func overloaded(_ route: Route) -> HTTPResponse {
         let error = route.isAuthRoute
             ? APIError.auth(503, "service_unavailable", "Server busy, retry shortly",
-                            retryAfter: settings.unavailableRetryAfter)
+                            retryAfter: unavailableRetryAfter)
             : APIError(status: 503, code: "PGRST003", message: "Server busy: timed out waiting for a database worker",
-                       retryAfter: settings.unavailableRetryAfter)
+                       retryAfter: unavailableRetryAfter)
         return error.response
     }
 
@@ -116,7 +121,7 @@ public final class PriceService: Sendable {
         case .options(let allow):
             // A preflight carries no apikey and never needs the database.
             if let origin = request.header("origin"), request.header("access-control-request-method") != nil {
-                return .answer(settings.cors.preflight(origin: origin, allow: allow))
+                return .answer(cors.preflight(origin: origin, allow: allow))
             }
             return .answer(.empty(204, headers: [("Allow", allow.joined(separator: ", "))]))
         default:
@@ -127,11 +132,11 @@ public final class PriceService: Sendable {
             metrics.recordRateLimited()
             return .answer(APIError.rateLimited(retryAfter: retryAfter, shape: route.isAuthRoute ? .auth : .postgrest).response)
         }
-        if let failure = checkAPIKey(request, isAuthRoute: route.isAuthRoute) {
+        if let failure = callers.checkAPIKey(request, isAuthRoute: route.isAuthRoute) {
             return .answer(failure.response)
         }
         let caller: Caller
-        switch identify(request) {
+        switch callers.identify(request) {
         case .success(let identified): caller = identified
         case .failure(let error):
             return .answer((route.isAuthRoute ? APIError.auth(401, "bad_jwt", error.message) : error).response)
@@ -139,38 +144,36 @@ public final class PriceService: Sendable {
 
         switch route {
         case .openAPI:
-            return .answer(.json(200, OpenAPIDocument.json(signUpChallenge: signUpChallenges != nil),
+            return .answer(.json(200, OpenAPIDocument.json(signUpChallenge: offersSignUpChallenge),
                                  contentType: "application/openapi+json; charset=utf-8"))
         case .submitReports:
-            return submitReports(request, caller: caller)
+            return reports.submit(request, caller: caller)
         case .reportsDenied:
             return .answer(APIError(status: caller.role == .anon ? 401 : 403, code: "42501",
                                     message: "permission denied for table price_reports",
                                     hint: "Reports can only be inserted; read medians through /rest/v1/rpc/price_medians").response)
         case .rpc(QuoteQuery.functionName):
-            return callQuotes(request, caller: caller)
+            return quotes.call(request, caller: caller)
         case .rpc(let name):
-            return callMedian(name, request, caller: caller)
+            return medians.call(name, request, caller: caller)
         case .unknownTable(let name):
             return .answer(APIError(status: 404, code: "PGRST205",
                                     message: "Could not find the table 'public.\(JSONBody.printable(name))' in the schema cache",
                                     hint: "The only table is price_reports (insert only)").response)
         case .signUp:
-            return signUp(request)
+            return auth.signUp(request)
         case .signUpChallenge:
-            return .answer(signUpChallenge())
+            return .answer(auth.signUpChallenge())
         case .token:
-            return refresh(request)
+            return auth.refresh(request)
         case .logout:
-            return logout(request, caller: caller)
+            return auth.logout(request, caller: caller)
         case .user:
-            return user(caller: caller)
+            return auth.user(caller: caller)
         case .health, .ready, .metrics, .notFound, .methodNotAllowed, .options:
             preconditionFailure("answered above")
         }
     }
-
-    func now() -> Int { Int(clock()) }
 
     // MARK: readiness
 
@@ -193,18 +196,21 @@ public final class PriceService: Sendable {
     /// One database check: reachable, and every shipped migration applied.
     func readinessPlan() -> DatabasePlan {
         let readiness = self.readiness
-        let retryAfter = settings.unavailableRetryAfter
+        let retryAfter = unavailableRetryAfter
         metrics.recordReadinessCheck()
-        return DatabasePlan([.prepared(Statements.appliedMigrations, [])], readOnly: true) { outcome in
+        return DatabasePlan([Statements.appliedMigrations.query()], readOnly: true) { outcome in
             guard case .success(let results) = outcome else {
                 return .json(503, "{\"status\":\"not ready\",\"reason\":\"database unreachable\"}",
                              headers: [("Retry-After", "\(retryAfter)")])
             }
-            let applied = results.last?.rows.compactMap { row -> AppliedMigration? in
-                guard row.count == 2, let name = row[0], let checksum = row[1] else { return nil }
-                return AppliedMigration(name: name, checksum: checksum)
-            } ?? []
-            guard let problem = readiness.problem(applied: applied) else {
+            let problem: String?
+            switch Statements.appliedMigrations.rows(results.last ?? QueryResult()) {
+            case .success(let rows):
+                problem = readiness.problem(applied: rows.map { AppliedMigration(name: $0.0, checksum: $0.1) })
+            case .failure(let error):
+                problem = "unexpected migration list: \(error)"
+            }
+            guard let problem else {
                 return .json(200, "{\"status\":\"ready\"}")
             }
             var writer = JSONWriter()

@@ -1,3 +1,5 @@
+import PriceDB
+
 /// Everything a deployment can tune about the API (the server's own settings are `HTTPServer.Configuration`). `pricesvc` fills it from flags and
 /// `PRICESVC_*` variables; the defaults here are the documented ones.
 public struct ServiceSettings: Sendable {
@@ -20,11 +22,11 @@ public struct ServiceSettings: Sendable {
     /// Which web origins may call the API from a browser (`*` by default, as Supabase).
     public var cors = CORSPolicy()
     /// Requests one client address may have waiting for or holding a database connection at once
-    /// (0 = no limit): a quarter of the default pool of 8.
-    public var databaseRequestsPerIP = 2
+    /// (0 = no limit): a quarter of the default pool.
+    public var databaseRequestsPerIP = PoolConfiguration.defaultSize / 4
     /// Expensive calls (`price_quotes`: the published-rates engine) in flight from all clients at once
-    /// (0 = no limit): half of the default pool of 8, so the rest always serves reads and inserts.
-    public var expensiveRequestsInFlight = 4
+    /// (0 = no limit): half of the default pool, so the rest always serves reads and inserts.
+    public var expensiveRequestsInFlight = PoolConfiguration.defaultSize / 2
     /// `statement_timeout` of an expensive call, lower than the connection's own.
     public var expensiveStatementTimeoutMilliseconds = 1500
 

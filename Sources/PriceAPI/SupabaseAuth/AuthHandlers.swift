@@ -3,11 +3,38 @@ import PriceCrypto
 import PriceDB
 import PriceHTTP
 import PriceJSON
+import PriceSQL
 
 /// Supabase Auth's anonymous subset: sign-up, refresh-token rotation, logout, current user.
 /// Tokens are minted here; what must hold across instances (per-IP limits, rotation and reuse
 /// detection) is decided by the auth functions in the database.
-extension PriceService {
+struct AuthHandler: Sendable {
+    /// The settings the auth surface reads, and nothing else of `ServiceSettings`.
+    struct Settings: Sendable {
+        var userMetadataMaxBytes: Int
+        var unavailableRetryAfter: Int
+        /// Per client address, passed to `auth.sign_up_anonymous`.
+        var signUpLimits: (perHour: Int, burst: Int)
+        /// Per client address, and the reuse window of a rotated token, passed to `auth.refresh_session`.
+        var refreshLimits: (perWindow: Int, windowSeconds: Int, reuseSeconds: Int)
+
+        init(_ settings: ServiceSettings) {
+            (userMetadataMaxBytes, unavailableRetryAfter) = (settings.userMetadataMaxBytes, settings.unavailableRetryAfter)
+            signUpLimits = (settings.signUpsPerHourPerIP, settings.signUpBurstPerIP)
+            refreshLimits = (settings.refreshesPerWindowPerIP, settings.refreshWindowSeconds, settings.refreshReuseSeconds)
+        }
+    }
+
+    let settings: Settings
+    let issuer: TokenIssuer
+    let clientKey: ClientKey
+    let refreshChain: RefreshTokenChain
+    /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
+    let signUpChallenges: SignUpChallenges?
+    let clock: @Sendable () -> Double
+
+    func now() -> Int { Int(clock()) }
+
     func signUp(_ request: HTTPRequest) -> Decision.Outcome {
         let form: SignUpForm
         switch Self.signUpForm(request.body, maxBytes: settings.userMetadataMaxBytes) {
@@ -21,23 +48,20 @@ extension PriceService {
         if let signUpChallenges {
             switch signUpChallenges.verify(payload: form.captchaToken, now: now()) {
             case .success(let spent):
-                queries.append(.prepared(Statements.spendSignUpChallenge,
-                                         [ByteaText.hex(spent.digest), String(spent.expiresAt)]))
+                queries.append(Statements.spendSignUpChallenge.query((Bytea(spent.digest), spent.expiresAt)))
             case .failure(let error):
                 return .answer(APIError.captchaFailed(error.message).response)
             }
         }
         let refresh = RefreshToken.generate()
         let ipKey = clientKey.key(forIP: request.clientIP)
-        queries.append(.prepared(Statements.signUp, [
-            ByteaText.hex(ipKey), metadata, ByteaText.hex(refresh.hash),
-            String(settings.signUpsPerHourPerIP), String(settings.signUpBurstPerIP),
-        ]))
+        let limits = settings.signUpLimits
+        queries.append(Statements.signUp.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst)))
         return .database(authPlan(queries) { results in
-            guard let row = results.last?.rows.first, row.count == 4, let userID = row[0], let sessionID = row[1],
-                  let created = row[2], let updated = row[3] else {
+            guard case .success(let row?) = Statements.signUp.firstRow(results.last) else {
                 return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
             }
+            let (userID, sessionID, created, updated) = row
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
             return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
         })
@@ -62,31 +86,28 @@ extension PriceService {
         }
         // The child is derived from the presented token, so presenting it twice cannot fork the session.
         let child = refreshChain.child(of: presented)
-        let query = Query.prepared(Statements.refresh, [
-            ByteaText.hex(presentedHash), ByteaText.hex(child.hash),
-            ByteaText.hex(clientKey.key(forIP: request.clientIP)),
-            String(settings.refreshesPerWindowPerIP), String(settings.refreshWindowSeconds),
-            String(settings.refreshReuseSeconds),
-        ])
+        let limits = settings.refreshLimits
+        let query = Statements.refresh.query((
+            Bytea(presentedHash), Bytea(child.hash), Bytea(clientKey.key(forIP: request.clientIP)),
+            limits.perWindow, limits.windowSeconds, limits.reuseSeconds))
         let refreshChain = self.refreshChain
         return .database(authPlan([query]) { results in
-            guard let row = results.last?.rows.first, row.count == 8 else {
+            guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
-            guard row[0] == "ok", let userID = row[1], let sessionID = row[2], let created = row[3],
-                  let updated = row[4] else {
+            let (status, userID, sessionID, created, updated, metadata, generations, storedHash) = row
+            guard status == "ok", let userID, let sessionID, let created, let updated else {
                 return APIError.auth(400, "refresh_token_already_used",
                                      "Invalid Refresh Token: Already Used; the session has been revoked").response
             }
             // The session's live token: the child just made, or (a rotated token presented again within
             // the reuse window) the one `generations` derivations down, checked against its stored hash.
-            guard let generations = row[6].flatMap({ Int($0) }),
-                  let live = refreshChain.descendant(of: presented, generations: generations),
-                  let storedHash = row[7], constantTimeEqual(Array(hex(live.hash).utf8), Array(storedHash.utf8)) else {
+            guard let generations, let live = refreshChain.descendant(of: presented, generations: generations),
+                  let storedHash, constantTimeEqual(Array(hex(live.hash).utf8), Array(storedHash.utf8)) else {
                 return APIError.auth(400, "refresh_token_not_found",
                                      "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
             }
-            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: row[5] ?? "{}")
+            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}")
             return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
         })
     }
@@ -99,19 +120,19 @@ extension PriceService {
         guard ["global", "local", "others"].contains(scope) else {
             return .answer(APIError.auth(400, "validation_failed", "scope must be global, local or others").response)
         }
-        return .database(authPlan([.prepared(Statements.signOut, [sessionID, scope])]) { _ in .empty(204) })
+        return .database(authPlan([Statements.signOut.query((sessionID, scope))]) { _ in .empty(204) })
     }
 
     func user(caller: Caller) -> Decision.Outcome {
         guard case .user(let token) = caller, let userID = token.sub, let sessionID = token.sessionID else {
             return .answer(APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response)
         }
-        return .database(authPlan([.prepared(Statements.user, [userID, sessionID])]) { results in
-            guard let row = results.last?.rows.first, row.count == 4, let id = row[0], let created = row[1],
-                  let updated = row[2] else {
+        return .database(authPlan([Statements.user.query((userID, sessionID))]) { results in
+            guard case .success(let row?) = Statements.user.firstRow(results.last),
+                  let id = row.0, let created = row.1, let updated = row.2 else {
                 return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
             }
-            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row[3] ?? "{}").json)
+            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row.3 ?? "{}").json)
         })
     }
 

@@ -3,7 +3,7 @@ import PriceHTTP
 
 /// `GET /auth/v1/challenge`: a signed, expiring ALTCHA challenge. Stateless, so it is answered on the
 /// event loop; the solution comes back in the sign-up body's `gotrue_meta_security.captcha_token`.
-extension PriceService {
+extension AuthHandler {
     func signUpChallenge() -> HTTPResponse {
         guard let signUpChallenges else {
             // Supabase Auth's way of saying a feature is switched off (cf. email_provider_disabled).

@@ -34,9 +34,10 @@ public final class HTTPServer: @unchecked Sendable {
         public var listenBacklog = 1024
         /// libmicrohttpd event-loop threads.
         public var eventThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        /// Threads that wait on PostgreSQL for requests; more than the pool size, so a request can
-        /// queue for a connection (bounded by the pool's checkout timeout).
-        public var databaseWorkers = 32
+        /// Threads that run the work requests hand off (for pricesvc: waiting on PostgreSQL). The
+        /// application sizes it (pricesvc: `PoolConfiguration.databaseWorkers`, one per connection); a
+        /// request waits for one at most `workerQueueTimeout`.
+        public var databaseWorkers = 1
         /// Longest a database request may wait for a worker before it is answered with 503.
         public var workerQueueTimeout: Duration = .seconds(2)
         /// Peers whose `X-Forwarded-For` is believed (see `ClientAddress`).

@@ -1,4 +1,4 @@
-import Foundation
+import PriceDB
 
 /// What `pricesvc migrate` does after the migrations, as the superuser that runs it.
 ///
@@ -27,36 +27,20 @@ public struct OwnerTasks: Sendable {
     /// Returns the planted settings it removed, as `name=value` (with ` in database D` when scoped).
     public func resetRoleDefaults(role: String) throws(DatabaseError) -> [String] {
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
-        let rows = try session.execute("""
-            select coalesce(d.datname, ''), c.setting
-            from pg_catalog.pg_db_role_setting s
-            left join pg_catalog.pg_database d on d.oid = s.setdatabase
-            cross join lateral pg_catalog.unnest(s.setconfig) c(setting)
-            where s.setrole = (select r.oid from pg_catalog.pg_roles r where r.rolname = $1)
-            order by 1, 2
-            """, [role]).rows
-        let current = rows.compactMap { row -> (database: String, setting: String)? in
-            guard row.count == 2, let database = row[0], let setting = row[1] else { return nil }
-            return (database, setting)
-        }
+        let current = try session.rows(OwnerStatements.roleSettings, role).map { (database: $0.0, setting: $0.1) }
         let planted = current.filter { !($0.database.isEmpty && Self.serviceRoleDefaults.contains($0.setting)) }
         let missing = Self.serviceRoleDefaults.filter { wanted in
             !current.contains { $0.database.isEmpty && $0.setting == wanted }
         }
         guard !planted.isEmpty || !missing.isEmpty else { return [] }
 
-        let quoted = Self.quoteIdentifier(role)
         try session.execute("begin")
         for database in Set(planted.map(\.database)) {
-            if database.isEmpty {
-                try session.execute("alter role \(quoted) reset all")
-            } else {
-                try session.execute("alter role \(quoted) in database \(Self.quoteIdentifier(database)) reset all")
-            }
+            try session.execute(OwnerStatements.resetRoleDefaults(role, inDatabase: database.isEmpty ? nil : database))
         }
         for setting in Self.serviceRoleDefaults {
             let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
-            try session.execute("alter role \(quoted) set \(parts[0]) = \(parts[1])")
+            try session.execute(OwnerStatements.setRoleDefault(role, name: parts[0], value: parts[1]))
         }
         try session.execute("commit")
         return planted.map { $0.database.isEmpty ? $0.setting : "\($0.setting) in database \($0.database)" }
@@ -69,16 +53,8 @@ public struct OwnerTasks: Sendable {
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         do throws(DatabaseError) {
             try session.execute("begin")
-            try session.execute("""
-                set local log_statement = 'none';
-                set local log_min_duration_statement = -1;
-                set local log_min_duration_sample = -1;
-                set local log_parameter_max_length = 0;
-                set local log_parameter_max_length_on_error = 0;
-                set local log_min_error_statement = 'panic'
-                """)
-            try session.execute("select auth.install_signing_keys($1::bytea, $2::bytea)",
-                                [ByteaText.hex(current), previous.map(ByteaText.hex)])
+            try session.execute(OwnerStatements.quietTransaction)
+            _ = try session.rows(OwnerStatements.installSigningKeys, (Bytea(current), previous.map(Bytea.init)))
             try session.execute("commit")
         } catch {
             _ = try? session.execute("rollback")
@@ -89,14 +65,10 @@ public struct OwnerTasks: Sendable {
     /// Runs `auth.prune` and returns the counts it deleted: sessions, refresh tokens, users.
     public func prune(olderThanSeconds seconds: Int) throws(DatabaseError) -> (sessions: Int, refreshTokens: Int, users: Int) {
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
-        let row = try session.execute(
-            "select sessions, refresh_tokens, users from auth.prune(make_interval(secs => $1::double precision))",
-            [String(seconds)]).rows.first ?? []
-        let counts = row.map { $0.flatMap { Int($0) } ?? 0 }
-        guard counts.count == 3 else {
-            throw DatabaseError(code: .protocolViolation, message: "auth.prune returned \(row.count) columns, expected 3")
+        guard let counts = try session.rows(OwnerStatements.prune, seconds).first else {
+            throw DatabaseError(code: .protocolViolation, message: "auth.prune returned no row")
         }
-        return (counts[0], counts[1], counts[2])
+        return counts
     }
 
     /// How long a median group may wait for a fold before ``foldStaleMedianGroups()`` folds it: reads
@@ -116,11 +88,8 @@ public struct OwnerTasks: Sendable {
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         var total = 0
         for _ in 0..<Self.medianFoldTransactions {
-            // One statement outside a transaction block: it commits, releasing its locks, before the next.
-            let row = try session.execute(
-                "select private.median_fold_stale(make_interval(secs => $1::double precision), $2::integer)",
-                [String(seconds), String(Self.medianGroupsPerTransaction)]).rows.first ?? []
-            guard row.count == 1, let folded = row[0].flatMap({ Int($0) }) else {
+            guard let folded = try session.rows(OwnerStatements.foldStaleMedianGroups,
+                                                (seconds, Self.medianGroupsPerTransaction)).first else {
                 throw DatabaseError(code: .protocolViolation, message: "private.median_fold_stale returned no count")
             }
             total += folded
@@ -128,9 +97,5 @@ public struct OwnerTasks: Sendable {
             if folded < Self.medianGroupsPerTransaction { break }
         }
         return total
-    }
-
-    static func quoteIdentifier(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

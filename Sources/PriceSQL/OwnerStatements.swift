@@ -1,0 +1,97 @@
+import Foundation
+import PriceDB
+
+/// Every statement `pricesvc migrate`, `prune` and `import-rates` send as the owning role (on a
+/// `MigrationSession`, unprepared), beside the service's `Statements`.
+public enum OwnerStatements {
+    /// The role's defaults, in every database (`''` for the role-wide ones).
+    public static let roleSettings = Statement(name: "owner_role_settings", sql: """
+        select coalesce(d.datname, ''), c.setting
+        from pg_catalog.pg_db_role_setting s
+        left join pg_catalog.pg_database d on d.oid = s.setdatabase
+        cross join lateral pg_catalog.unnest(s.setconfig) c(setting)
+        where s.setrole = (select r.oid from pg_catalog.pg_roles r where r.rolname = $1)
+        order by 1, 2
+        """,
+        parameters: Param<String>("role", .text),
+        columns: (Column<String>("database", .name), Column<String>("setting", .text)))
+
+    /// Run first in the transaction that installs the signing keys, so the secrets never reach the
+    /// server log even under `log_statement = all` or `log_min_duration_statement = 0` (all
+    /// superuser-only settings, which migrate may set). Several statements: simple protocol only.
+    public static let quietTransaction = """
+        set local log_statement = 'none';
+        set local log_min_duration_statement = -1;
+        set local log_min_duration_sample = -1;
+        set local log_parameter_max_length = 0;
+        set local log_parameter_max_length_on_error = 0;
+        set local log_min_error_statement = 'panic'
+        """
+
+    public static let installSigningKeys = Statement(name: "owner_install_signing_keys", sql: """
+        select auth.install_signing_keys($1::bytea, $2::bytea)
+        """,
+        parameters: (Param<Bytea>("current", .bytea), Param<Bytea?>("previous", .bytea)),
+        columns: Column<String?>("install_signing_keys", .void))
+
+    public static let prune = Statement(name: "owner_prune", sql: """
+        select sessions, refresh_tokens, users from auth.prune(make_interval(secs => $1::double precision))
+        """,
+        parameters: Param<Int>("older_than_seconds", .doublePrecision),
+        columns: (Column<Int>("sessions", .bigint), Column<Int>("refresh_tokens", .bigint), Column<Int>("users", .bigint)))
+
+    /// One statement outside a transaction block: it commits, releasing its locks, before the next.
+    public static let foldStaleMedianGroups = Statement(name: "owner_median_fold_stale", sql: """
+        select private.median_fold_stale(make_interval(secs => $1::double precision), $2::integer)
+        """,
+        parameters: (Param<Int>("older_than_seconds", .doublePrecision), Param<Int>("groups", .integer)),
+        columns: Column<Int>("folded", .integer))
+
+    public static let timeZoneNames = Statement(name: "owner_time_zone_names", sql: """
+        select name from pg_catalog.pg_timezone_names
+        """,
+        parameters: (), columns: Column<String>("name", .text))
+
+    public static let replacePublishedRates = Statement(name: "owner_cds_replace_source", sql: """
+        select status, checksum, zones, policies, rules, time_spans, rates
+        from private.cds_replace_source($1, $2::jsonb)
+        """,
+        parameters: (Param<String>("source", .text), Param<String>("document", .jsonb)),
+        columns: (Column<String>("status", .text), Column<String>("checksum", .text), Column<Int>("zones", .integer),
+                  Column<Int>("policies", .integer), Column<Int>("rules", .integer), Column<Int>("time_spans", .integer),
+                  Column<Int>("rates", .integer)))
+
+    /// The role-default statements are DDL built from a quoted identifier (no parameters in DDL).
+    public static func resetRoleDefaults(_ role: String, inDatabase database: String?) -> String {
+        if let database {
+            return "alter role \(quoteIdentifier(role)) in database \(quoteIdentifier(database)) reset all"
+        }
+        return "alter role \(quoteIdentifier(role)) reset all"
+    }
+
+    public static func setRoleDefault(_ role: String, name: String, value: String) -> String {
+        "alter role \(quoteIdentifier(role)) set \(name) = \(value)"
+    }
+
+    static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Every fixed statement the owner tasks send (the role-default DDL is built per role).
+    public static let catalog: [StatementDescription] = [
+        roleSettings.description, installSigningKeys.description, prune.description,
+        foldStaleMedianGroups.description, timeZoneNames.description, replacePublishedRates.description,
+    ]
+}
+
+extension MigrationSession {
+    /// Runs `statement` unprepared and decodes its rows; a row that does not decode is a protocol
+    /// violation (the schema is not what this build expects).
+    public func rows<Parameters, Row>(_ statement: Statement<Parameters, Row>, _ parameters: Parameters) throws(DatabaseError) -> [Row] {
+        let result = try execute(statement.sql, statement.encoded(parameters))
+        switch statement.rows(result) {
+        case .success(let rows): return rows
+        case .failure(let error): throw DatabaseError(code: .protocolViolation, message: error.description)
+        }
+    }
+}
