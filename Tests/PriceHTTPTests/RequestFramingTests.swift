@@ -106,6 +106,22 @@ struct ConnectionLimitsTests {
         #expect(counter.open.isEmpty)
     }
 
+    @Test("the count taken when a connection opens decides: two that passed the accept check at once do not both stay")
+    func openedPastTheLimit() {
+        var counter = ConnectionCounter(limit: 2)
+        #expect(counter.admits("192.0.2.1"))
+        let first = counter.opened("192.0.2.1")
+        #expect(first)
+        #expect(counter.admits("192.0.2.1"))
+        #expect(counter.admits("192.0.2.1"))  // a second event loop checks before the first counts in
+        let second = counter.opened("192.0.2.1")
+        let third = counter.opened("192.0.2.1")
+        #expect(second)
+        #expect(!third)
+        counter.closed("192.0.2.1")
+        #expect(counter.open["192.0.2.1"] == 2)
+    }
+
     @Test("an IPv4-mapped address counts as its IPv4 address")
     func mappedAddresses() {
         let counter = ConnectionCounter(limit: 1)

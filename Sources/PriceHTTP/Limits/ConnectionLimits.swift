@@ -21,8 +21,13 @@ struct ConnectionCounter: Sendable, Equatable {
         open[network, default: 0] < limit
     }
 
-    mutating func opened(_ network: String) {
+    /// Counts a connection in; false when that takes its network past the limit. The accept policy
+    /// checks `admits` on one event loop while another may be opening a connection from the same
+    /// network, so two can pass the check at once: the count taken here is the one that decides.
+    @discardableResult
+    mutating func opened(_ network: String) -> Bool {
         open[network, default: 0] += 1
+        return open[network, default: 0] <= limit
     }
 
     /// Forgets a network when its last connection closes, so memory follows the connections.

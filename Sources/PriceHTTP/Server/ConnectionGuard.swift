@@ -58,14 +58,23 @@ final class ConnectionGuard: @unchecked Sendable {
         return admitted
     }
 
-    func opened(peer: String, socket: Int32) -> ConnectionRecord {
-        state.withLock { state in
+    /// Records an opened connection. One that took its network past the limit (it passed the accept
+    /// policy in a race with another event loop) is shut down at once, under the lock, and counted as
+    /// refused; `exempt` (a trusted proxy) is counted but never cut off.
+    func opened(peer: String, socket: Int32, exempt: Bool = false) -> ConnectionRecord {
+        let (record, withinLimit) = state.withLock { state in
             let record = ConnectionRecord(network: state.counter.network(of: peer), socket: socket,
                                           deadline: deadlines.waitingForHead(now: Self.now()))
-            state.counter.opened(record.network)
+            let withinLimit = state.counter.opened(record.network) || exempt
             state.records[ObjectIdentifier(record)] = record
-            return record
+            if !withinLimit {
+                record.cutOff.store(true, ordering: .relaxed)
+                _ = shutdown(socket, Int32(SHUT_RDWR))
+            }
+            return (record, withinLimit)
         }
+        if !withinLimit { metrics.recordConnectionRefused() }
+        return record
     }
 
     func closed(_ record: ConnectionRecord) {

@@ -302,7 +302,8 @@ extension HTTPServer {
             var buffer = [CChar](repeating: 0, count: 64)
             let peer = cmhd_client_ip(connection, &buffer, buffer.count) == 0
                 ? buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
-            let record = server.connections.opened(peer: peer, socket: cmhd_connection_socket(connection))
+            let record = server.connections.opened(peer: peer, socket: cmhd_connection_socket(connection),
+                                                   exempt: server.configuration.trustedProxies.contains(peer))
             socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
         } else if let opaque = socketContext.pointee {
             let record = Unmanaged<ConnectionRecord>.fromOpaque(opaque)
