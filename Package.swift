@@ -29,8 +29,11 @@ let package = Package(
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
         // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
+        // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
+        // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
+        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the SQL it sends.
-        .target(name: "PriceAPI", dependencies: ["PriceHTTP", "PriceDB", "AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "AnonAuth", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "AnonAuth", "PublishedRates"]),
@@ -42,7 +45,8 @@ let package = Package(
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
-        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceJSON"]),
+        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -63,6 +63,10 @@ enum RPCFunction: String, Sendable, CaseIterable {
     case priceMedian = "price_median"
     case priceMedians = "price_medians"
     case priceQuotes = "price_quotes"
+
+    /// The signatures named in PGRST202's hint when a call matches none of them.
+    static let signatures = "price_median(location_id, rate_kind), price_medians(location_ids, rate_kind), "
+        + "price_quotes(location_ids, rate_kind, starts_at, duration)"
 }
 
 /// A path pricesvc serves and the methods it serves there: the one table the router, `Allow`
