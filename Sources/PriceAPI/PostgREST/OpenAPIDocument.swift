@@ -118,14 +118,14 @@ public enum OpenAPIDocument {
         let required = ["location_id", "rate_kind", "price_cents"]
         let batches: [JSONValue] = [[], ["currency"], ["client_report_id"], ["currency", "client_report_id"]].map { optional in
             let keys = required + optional
-            return ["type": "array", "minItems": 1, "maxItems": 10, "items": [
+            return ["type": "array", "minItems": 1, "maxItems": .number(JSONNumber(ReportSubmission.maxRows)), "items": [
                 "type": "object", "additionalProperties": false,
                 "required": .array(keys.map { .string($0) }), "properties": reportProperties(keys),
             ]]
         }
         return Operation(
             method: "post", path: Resource.reports.path, operationId: "price_reports_insert",
-            summary: "Submit one report, or up to 10 as an array (all or nothing; every row with the same keys)",
+            summary: "Submit one report, or up to \(ReportSubmission.maxRows) as an array (all or nothing; every row with the same keys)",
             description: "The query string may hold columns=<the rows' keys> (supabase-py sends it with a list) and select=*; anything else is 400 PGRST127.",
             security: .apikeyAndBearer,
             parameters: [[

@@ -5,7 +5,11 @@ import PriceJSON
 /// message, and to make sure only the five client-writable columns are ever sent.
 struct ReportSubmission: Sendable, Equatable {
     static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
+    /// Rows in one batch; the OpenAPI document states the same bound from here.
     static let maxRows = 10
+    /// The largest `price_cents` (the table's check `price_reports_price_cents_range` says the same);
+    /// the OpenAPI document states it from here.
+    static let maxPriceCents: Int64 = 1_000_000
 
     /// Each row as the author sent it: only client-writable keys, in the author's order.
     var rows: [JSONObject]
@@ -137,8 +141,8 @@ struct ReportSubmission: Sendable, Equatable {
                 return .failure(.badRequest("22P02", "price_cents must be a whole number of cents",
                                             details: "Got \(value.serialized().prefix(40))"))
             }
-            guard cents > 0, cents <= 1_000_000 else {
-                return .failure(.badRequest("23514", "price_cents must be between 1 and 1000000",
+            guard cents > 0, cents <= maxPriceCents else {
+                return .failure(.badRequest("23514", "price_cents must be between 1 and \(maxPriceCents)",
                                             details: "Got \(cents)"))
             }
         case "client_report_id":
