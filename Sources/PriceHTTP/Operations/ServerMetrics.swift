@@ -22,6 +22,8 @@ public final class ServerMetrics: Sendable {
     private static var latencyWidth: Int { latencyBuckets.count + 2 }
     private let connectionsRefused = AtomicCounter()
     private let deadlineCutOffs = AtomicCounter()
+    /// Each server's count of database jobs queued or running (the public and the admin listener share these metrics).
+    private let pendingJobSources = Mutex<[@Sendable () -> Int]>([])
 
     /// - Parameters:
     ///   - routeLabels: every label a request can be recorded under, in the order /metrics lists them.
@@ -50,6 +52,11 @@ public final class ServerMetrics: Sendable {
     /// A connection refused at accept because its client network holds its share already.
     func recordConnectionRefused() {
         connectionsRefused.add()
+    }
+
+    /// Where a server's worker threads tell how many jobs they hold (queued or running).
+    func addPendingJobs(_ source: @escaping @Sendable () -> Int) {
+        pendingJobSources.withLock { $0.append(source) }
     }
 
     /// Connections closed because their request head or body was not in by its deadline.
@@ -94,6 +101,9 @@ public final class ServerMetrics: Sendable {
                               "Connections refused at accept: the client network held its limit.", [("", connectionsRefused.current)])
         PrometheusText.family(&out, "pricesvc_http_receive_deadline_closed_total", .counter,
                               "Connections closed because a request head or body was not in by its deadline.", [("", deadlineCutOffs.current)])
+        let pending = pendingJobSources.withLock { sources in sources.reduce(0) { $0 + $1() } }
+        PrometheusText.family(&out, "pricesvc_http_database_jobs", .gauge,
+                              "Requests queued for or running on a database worker thread.", [("", pending)])
         return out
     }
 }

@@ -77,6 +77,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.workers = WorkerThreads(count: configuration.databaseWorkers,
                                        queueTimeout: configuration.workerQueueTimeout,
                                        stackSize: configuration.threadStackBytes)
+        metrics.addPendingJobs { [workers] in workers.pending }
         self.connections = ConnectionGuard(
             perNetworkLimit: configuration.maxConnectionsPerIP, ipv6Prefix: configuration.ipv6Prefix,
             deadlines: ReceiveDeadlines(headSeconds: configuration.requestHeadTimeoutSeconds,
