@@ -32,8 +32,11 @@ let package = Package(
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
         // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
+        // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
+        // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
+        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"]),
@@ -46,7 +49,8 @@ let package = Package(
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
-        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
+        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -222,7 +222,7 @@ final class Connection: PipelineConnection {
         var descriptor = pollfd(fd: socket, events: Int16(events), revents: 0)
         while true {
             let remaining = max(.zero, deadline - .now)
-            let milliseconds = Int32(min((remaining.seconds * 1000).rounded(.up), Double(Int32.max)))
+            let milliseconds = Int32(min((remaining / .seconds(1) * 1000).rounded(.up), Double(Int32.max)))
             let ready = poll(&descriptor, 1, milliseconds)
             if ready > 0 { return .ready(descriptor.revents) }
             if ready == 0 {

@@ -185,7 +185,7 @@ public final class ConnectionPool: @unchecked Sendable {
                     throw error
                 }
             }
-            Thread.sleep(forTimeInterval: pause.seconds)
+            Thread.sleep(forTimeInterval: pause / .seconds(1))
             pause = min(pause * 2, .seconds(1))
         }
     }
@@ -227,7 +227,7 @@ public final class ConnectionPool: @unchecked Sendable {
                                     message: "no database connection became free within \(checkoutTimeout)")
             }
             waiting += 1
-            _ = condition.wait(until: Date(timeIntervalSinceNow: remaining.seconds))
+            _ = condition.wait(until: Date(timeIntervalSinceNow: remaining / .seconds(1)))
             waiting -= 1
         }
     }
@@ -271,9 +271,3 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

@@ -9,7 +9,7 @@ enum LibPQ {
                         options: String? = nil) throws(DatabaseError) -> OpaquePointer
     {
         var settings = [("dbname", conninfo),
-                        ("connect_timeout", String(max(1, Int(connectTimeout.seconds.rounded(.up)))))]
+                        ("connect_timeout", String(max(1, Int((connectTimeout / .seconds(1)).rounded(.up)))))]
         if let applicationName { settings.append(("application_name", applicationName)) }
         if let options { settings.append(("options", options)) }
         // NULL-terminated C arrays; expand_dbname = 1 makes libpq parse `conninfo` and let later keys win.

@@ -1,4 +1,5 @@
 import Foundation
+import PriceCrypto
 
 /// What `MigrationRunner.run()` did.
 public struct MigrationReport: Sendable, Equatable {
@@ -69,9 +70,10 @@ public struct MigrationRunner: Sendable {
         try load(directory: directory).map(\.file)
     }
 
-    /// SHA-256 hex of a file's bytes, as recorded in `schema_migrations.checksum`.
+    /// SHA-256 hex of a file's bytes (PriceCrypto's), as recorded in `schema_migrations.checksum`: the
+    /// same text as PostgreSQL's `encode(sha256(...), 'hex')`.
     public static func checksum(of bytes: some Collection<UInt8>) -> String {
-        SHA256.hexDigest(bytes)
+        hex(sha256(Array(bytes)))
     }
 
     // MARK: Steps

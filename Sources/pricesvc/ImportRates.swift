@@ -30,8 +30,7 @@ extension Commands {
         let owner = OwnerTasks(conninfo: ownerConninfo(configuration))
         let plan = try RatesImport(source: source, feeds: feeds, knownTimeZones: owner.timeZoneNames())
         let load = try owner.replacePublishedRates(source: source, document: plan.document)
-        let elapsed = (ContinuousClock.now - started).components
-        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
         print("import-rates: source \(source): \(load.status): \(load.zones) zones, \(load.policies) policies, "
               + "\(load.rules) rules, \(load.timeSpans) time spans, \(load.rates) rates "
               + "(checksum \(load.checksum.prefix(12)), \(String(format: "%.2f", seconds)) s)")

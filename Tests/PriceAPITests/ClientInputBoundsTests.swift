@@ -1,6 +1,7 @@
 import PriceHTTP
 import PriceJSON
 import Testing
+@testable import PostgRESTDialect
 @testable import PriceAPI
 
 /// Issue 19: every number a client sends is read into a bounded domain, so no input reaches a Swift
@@ -9,7 +10,10 @@ import Testing
 /// strings longer than any integer type, negatives, empty.
 @Suite("Client numbers and sizes are bounded")
 struct ClientInputBoundsTests {
-    static let rows = ReadOptionsTests.rows
+    static let rows: [[String?]] = [
+        ["a", "daily", "EUR", "1100", "3", "3", "2026-11-29 22:00:00+00"], ["a", "hourly", "USD", "500", "3", "4", nil],
+        ["b", "flat", "USD", "2000", "3", "3", "2026-11-28 10:00:00+00"], ["b", "hourly", "EUR", "300", "4", "4", nil],
+    ]
     static let extremes = ["9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
                            String(repeating: "9", count: 400), "-1", "", " ", "+", "-", "1e3", "0x10", "٣"]
 
@@ -322,7 +326,7 @@ struct RandomReadOptionsTests {
             switch ReadOptions.parse(query: query, headers: request, columns: MedianQuery.columns,
                                      relation: "price_medians", isRead: true) {
             case .success(let (options, _)):
-                let response = options.render(ResultSet(columns: MedianQuery.columns, rows: ReadOptionsTests.rows),
+                let response = options.render(ResultSet(columns: MedianQuery.columns, rows: ClientInputBoundsTests.rows),
                                               maxBytes: Int.random(in: 1...2048, using: &generator))
                 #expect(Self.statuses.contains(response.status), "\(query) \(headers): \(response.status)")
                 rendered += 1

@@ -42,36 +42,28 @@ struct RouterTests {
         #expect(Route.unknownTable("secret").label == "/rest/v1/*")
     }
 
-    @Test("every path and method in the OpenAPI document is routed, and nothing it omits")
-    func openAPIMatchesRouter() throws {
-        let document = try JSONValue.parse(Array(OpenAPIDocument.json(signUpChallenge: true).utf8), maxBytes: 1 << 20)
-        let paths = try #require(document["paths"]?.objectValue)
-        var listed = Set<String>()
-        for path in paths {
-            for method in try #require(path.value.objectValue) {
-                let verb = method.key.uppercased()
-                listed.insert("\(verb) \(path.key)")
-                let route = Router.route(method: verb, path: path.key)
-                if case .methodNotAllowed = route { Issue.record("\(verb) \(path.key) is listed but not served") }
-                #expect(route != .notFound, "\(verb) \(path.key)")
-                // Allow (and so CORS preflights) lists exactly the documented methods, plus HEAD and OPTIONS.
-                let documented = Set(try #require(path.value.objectValue).keys.map { $0.uppercased() })
-                if case .options(let allow) = Router.route(method: "OPTIONS", path: path.key) {
-                    #expect(Set(allow).subtracting(["HEAD", "OPTIONS"]) == documented, "\(path.key)")
-                } else {
-                    Issue.record("OPTIONS \(path.key) is not answered")
-                }
+    @Test("every path of the route table routes back to its resource, with or without a trailing slash")
+    func tableRoundTrips() {
+        #expect(Resource.table.count == 12)
+        for resource in Resource.table {
+            #expect(Resource(path: resource.path) == resource, "\(resource.path)")
+            #expect(Resource(path: resource.path + "/") == resource, "\(resource.path)/")
+            for method in resource.methods {
+                #expect(Router.route(method: method, path: resource.path) == resource.route(method), "\(method) \(resource.path)")
+                #expect(resource.route(method) != nil)
             }
         }
-        // Every route the router knows appears in the document.
-        let served = ["GET /healthz", "GET /readyz", "GET /rest/v1/",
-                      "POST /rest/v1/price_reports", "GET /rest/v1/price_reports", "PATCH /rest/v1/price_reports",
-                      "PUT /rest/v1/price_reports", "DELETE /rest/v1/price_reports",
-                      "POST /rest/v1/rpc/price_median", "GET /rest/v1/rpc/price_median",
-                      "POST /rest/v1/rpc/price_medians", "GET /rest/v1/rpc/price_medians",
-                      "POST /rest/v1/rpc/price_quotes", "GET /rest/v1/rpc/price_quotes",
-                      "POST /auth/v1/signup", "POST /auth/v1/token", "POST /auth/v1/logout", "GET /auth/v1/user",
-                      "GET /auth/v1/challenge"]
-        #expect(listed == Set(served))
+        #expect(Resource(path: "/rest/v1") == .openAPI)
+    }
+
+    @Test("the OpenAPI document lists exactly the route table's methods on its paths")
+    func openAPIIsTheTable() throws {
+        let document = try JSONValue.parse(Array(OpenAPIDocument.json(signUpChallenge: true).utf8), maxBytes: 1 << 20)
+        let paths = try #require(document["paths"]?.objectValue)
+        #expect(paths.keys.count == Resource.table.count)
+        for resource in Resource.table {
+            let methods = try #require(paths[resource.path]?.objectValue, "\(resource.path)")
+            #expect(Array(methods.keys) == resource.methods.map { $0.lowercased() }, "\(resource.path)")
+        }
     }
 }

@@ -193,13 +193,4 @@ struct MedianQueryTests {
         }
         #expect(nested.status == 400)
     }
-
-    @Test("array literals: empty, quoted, escaped; malformed ones are refused")
-    func arrayLiterals() {
-        #expect(PostgresArrayLiteral.parse("{}") == [])
-        #expect(PostgresArrayLiteral.parse(#"{"a\"b",c}"#) == ["a\"b", "c"])
-        #expect(PostgresArrayLiteral.parse("a,b") == nil)
-        #expect(PostgresArrayLiteral.parse("{a,}") == nil)
-        #expect(PostgresArrayLiteral.parse(#"{"a}"#) == nil)
-    }
 }

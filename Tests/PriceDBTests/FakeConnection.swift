@@ -113,7 +113,7 @@ final class FakeConnection: PipelineConnection {
             throw BatchFailure(error: DatabaseError(code: .server, sqlState: "57P01", message: "terminating", severity: "FATAL"),
                                mayHaveReachedServer: true)
         case .block(let gate): gate.wait()
-        case .sleep(let duration): Thread.sleep(forTimeInterval: duration.seconds)
+        case .sleep(let duration): Thread.sleep(forTimeInterval: duration / .seconds(1))
         }
         return queries.map { _ in QueryResult(commandTag: "OK") }
     }

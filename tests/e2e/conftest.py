@@ -31,6 +31,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from helpers import Api, Database  # noqa: E402
+from table_lock import BlockedSubmission, ReportsTableLock  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT = 40  # seconds until /healthz answers
@@ -280,6 +281,24 @@ def token(user) -> str:
 
 
 # ---------------------------------------------------------------- ordering
+
+@pytest.fixture
+def blocked_submission(db):
+    """`blocked_submission(api, token)`: price_reports locked, and a report submitted through pricesvc
+    waiting on that lock in PostgreSQL (it holds a database worker and a pool connection). Returns
+    (lock, submission): `lock.release()` lets it finish, `submission.response()` is its answer. The lock
+    is released at the end of the test in any case."""
+    locks: list[ReportsTableLock] = []
+
+    def start(api: Api, token: str) -> tuple[ReportsTableLock, BlockedSubmission]:
+        lock = ReportsTableLock(db)
+        locks.append(lock)
+        return lock, BlockedSubmission(api, token, lock)
+
+    yield start
+    for lock in locks:
+        lock.release()
+
 
 def pytest_collection_modifyitems(config, items):
     """Tests that stop, restart or re-key the shared database run last, so nothing else sees it."""

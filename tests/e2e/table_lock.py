@@ -5,9 +5,10 @@ pg_stat_activity, never guessed with sleeps."""
 from __future__ import annotations
 
 import subprocess
+import threading
 from typing import Callable
 
-from helpers import Database, wait_until
+from helpers import Database, report, wait_until
 
 
 class HeldTransaction:
@@ -67,3 +68,22 @@ class MedianGroupLock(HeldTransaction):
                             "where a.application_name = 'median group lock' and l.locktype = 'advisory' "
                             "and l.granted") == "1",
             "the median group lock")
+
+
+class BlockedSubmission:
+    """A report submitted through pricesvc while `lock` holds price_reports: the constructor returns once
+    its insert waits on the lock inside PostgreSQL, so it holds a database worker and a pool
+    connection until the lock is released. The `blocked_submission` fixture (conftest.py) makes one."""
+
+    def __init__(self, api, token: str, lock: ReportsTableLock):
+        self.row = report()
+        self._answer: dict = {}
+        self._thread = threading.Thread(target=lambda: self._answer.update(response=api.submit(self.row, token)))
+        self._thread.start()
+        lock.wait_for_blocked_statements(1)
+
+    def response(self, timeout: float = 15):
+        """Its answer, once the lock is gone (fails if none came within `timeout`)."""
+        self._thread.join(timeout=timeout)
+        assert not self._thread.is_alive(), f"no answer to the blocked submission within {timeout} s"
+        return self._answer["response"]

@@ -15,7 +15,7 @@ extension APIError {
             self.init(status: 500, code: error.sqlState ?? "PGRST000", message: "Internal error")
             return
         }
-        let retryAfter = status == 429 ? (SQLStateMapping.retryAfter(fromHint: error.hint) ?? 60) : nil
+        let retryAfter = status == 429 ? SQLStateMapping.retryAfter(error) : nil
         self.init(status: status, code: error.sqlState ?? "PGRST000", message: error.message,
                   details: error.detail, hint: error.hint, retryAfter: retryAfter)
     }

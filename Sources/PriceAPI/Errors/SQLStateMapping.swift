@@ -1,3 +1,5 @@
+import PriceDB
+
 /// PostgREST's SQLSTATE → HTTP status table, for the subset pricesvc can meet, plus the
 /// `PTxyz` convention (a function raising `PT429` answers 429).
 enum SQLStateMapping {
@@ -27,6 +29,12 @@ enum SQLStateMapping {
         case "53": return 503
         default: return 500
         }
+    }
+
+    /// `Retry-After` for a PT429 the database raised, on either surface: the seconds its hint names,
+    /// else a minute.
+    static func retryAfter(_ error: DatabaseError) -> Int {
+        retryAfter(fromHint: error.hint) ?? 60
     }
 
     /// Reads `Retry after N seconds` from a hint, the convention the SQL side uses for PT429.

@@ -85,47 +85,35 @@ public final class ServiceMetrics: Sendable {
     /// The whole /metrics text.
     func render() -> String {
         var out = server.render()
-        Self.family(&out, "pricesvc_rate_limited_total", .counter, "Requests refused by the per-IP request limit.",
+        PrometheusText.family(&out, "pricesvc_rate_limited_total", .counter, "Requests refused by the per-IP request limit.",
                     [("", rateLimited.current)])
-        Self.family(&out, "pricesvc_database_errors_total", .counter,
+        PrometheusText.family(&out, "pricesvc_database_errors_total", .counter,
                     "Failures of the database (unavailable, or a server fault by SQLSTATE class).",
                     Self.nonZero(Self.databaseErrorKinds, databaseErrors, label: "kind"))
-        Self.family(&out, "pricesvc_db_reads_total", .counter,
+        PrometheusText.family(&out, "pricesvc_db_reads_total", .counter,
                     "Read-only calls (function calls, readiness) by the pool that answered.",
                     [("pool=\"replica\"", readsOnReplica.current), ("pool=\"primary\"", readsOnPrimary.current)])
-        Self.family(&out, "pricesvc_db_replica_fallbacks_total", .counter,
+        PrometheusText.family(&out, "pricesvc_db_replica_fallbacks_total", .counter,
                     "Read-only calls sent to the primary because the replica could not answer.",
                     [("", replicaFallbacks.current)])
-        Self.family(&out, "pricesvc_database_client_errors_total", .counter,
+        PrometheusText.family(&out, "pricesvc_database_client_errors_total", .counter,
                     "Requests the database refused as the client's mistake (answered 4xx), by SQLSTATE class.",
                     Self.nonZero(Self.sqlStateClasses, clientErrors, label: "class"))
-        Self.family(&out, "pricesvc_readiness_checks_total", .counter,
+        PrometheusText.family(&out, "pricesvc_readiness_checks_total", .counter,
                     "Readiness checks sent to the database (public /readyz: at most one a second).",
                     [("", readinessChecks.current)])
         let pool = self.pool()
-        Self.family(&out, "pricesvc_db_pool_connections", .gauge, "Database pool connections by state.",
+        PrometheusText.family(&out, "pricesvc_db_pool_connections", .gauge, "Database pool connections by state.",
                     [("state=\"in_use\"", pool.inUse), ("state=\"idle\"", pool.idle)])
-        Self.family(&out, "pricesvc_db_pool_size", .gauge, "Database connections the pool may open.", [("", pool.size)])
+        PrometheusText.family(&out, "pricesvc_db_pool_size", .gauge, "Database connections the pool may open.", [("", pool.size)])
         if databaseWorkers > 0 {
-            Self.family(&out, "pricesvc_database_workers", .gauge, "Threads that run requests waiting on PostgreSQL.",
+            PrometheusText.family(&out, "pricesvc_database_workers", .gauge, "Threads that run requests waiting on PostgreSQL.",
                         [("", databaseWorkers)])
         }
-        Self.family(&out, "pricesvc_db_pool_waiting", .gauge, "Requests waiting for a pool connection.",
+        PrometheusText.family(&out, "pricesvc_db_pool_waiting", .gauge, "Requests waiting for a pool connection.",
                     [("", pool.waiting)])
-        Self.family(&out, "pricesvc_build_info", .gauge, "The running build; always 1.", [(buildLabels, 1)])
+        PrometheusText.family(&out, "pricesvc_build_info", .gauge, "The running build; always 1.", [(buildLabels, 1)])
         return out
-    }
-
-    private enum MetricType: String { case counter, gauge }
-
-    /// One metric family in the text format: HELP, TYPE, then a sample per (labels, value); labels are
-    /// the text between the braces, empty for none.
-    private static func family(_ out: inout String, _ name: String, _ type: MetricType, _ help: String,
-                               _ samples: [(labels: String, value: Int)]) {
-        out += "# HELP \(name) \(help)\n# TYPE \(name) \(type.rawValue)\n"
-        for sample in samples {
-            out += sample.labels.isEmpty ? "\(name) \(sample.value)\n" : "\(name){\(sample.labels)} \(sample.value)\n"
-        }
     }
 
     /// The counters of a fixed label list that have counted anything, as `label="value"` samples.

@@ -238,7 +238,7 @@ extension OpenAPIDocument {
                 "example": "sfmta:garage-123", "description": "Provider-qualified; no control characters",
             ],
             "RateKind": ["type": "string", "enum": .array(rateKinds)],
-            "PriceCents": ["type": "integer", "minimum": 1, "maximum": 1000000],
+            "PriceCents": ["type": "integer", "minimum": 1, "maximum": .number(JSONNumber(ReportSubmission.maxPriceCents))],
             "Currency": [
                 "type": "string", "minLength": 3, "maxLength": 3, "pattern": .string(anchored("[A-Z]{3}")),
                 "description": "ISO 4217 code, upper case", "default": "USD",

@@ -7,7 +7,7 @@ import PriceJSON
 ///
 /// It is built from the route table (`operations`): each row names its own answers, and the parts
 /// many rows share (error responses, read options, the two forms of a function call) come from one
-/// builder each. RouterTests holds it to the router; tests/e2e/test_fuzz_openapi.py holds it to the server.
+/// builder each. its paths and methods are the router's own table (`Resource.table`); tests/e2e/test_fuzz_openapi.py holds it to the server.
 public enum OpenAPIDocument {
     public static func json(signUpChallenge: Bool) -> String {
         signUpChallenge ? withChallenge : withoutChallenge
@@ -39,58 +39,78 @@ public enum OpenAPIDocument {
 
     // MARK: the route table
 
+    /// One operation per method of each resource in the route table (`Resource.table`, which the router
+    /// reads too), in its order; the sign-up challenge only where challenges are on.
     static func operations(signUpChallenge: Bool) -> [Operation] {
-        let denied = ["get", "patch", "put", "delete"].map { method in
-            Operation(method: method, path: "/rest/v1/price_reports", operationId: "price_reports_" + method,
-                      summary: "Denied: reports are never readable or changeable", security: .apikeyAndBearer,
-                      responses: [], errors: [403])
+        Resource.table.filter { signUpChallenge || $0 != .signUpChallenge }.flatMap { resource in
+            resource.methods.map { operation(resource, method: $0.lowercased(), signUpChallenge: signUpChallenge) }
         }
-        return [
-            Operation(method: "get", path: "/rest/v1/", operationId: "openapi", summary: "This document", security: .apikey,
-                      responses: [(200, ["description": "OpenAPI document", "content": ["application/openapi+json": ["schema": ["type": "object"]]]])]),
-            reportsInsert,
-        ] + denied + readFunctions.flatMap(\.operations) + [
-            Operation(method: "post", path: "/auth/v1/signup", operationId: "signup",
-                      summary: "Anonymous sign-in: a new user and session (no email, no phone)", security: .apikey,
-                      requestBody: ["content": ["application/json": ["schema": signUpBody(challenge: signUpChallenge)]]],
-                      responses: [
-                          (200, ["description": "Session", "content": ["application/json": ["schema": ref("schemas", "Session")]]]),
-                          (422, errorAnswer("Email or phone sign-up is not offered (email_provider_disabled, phone_provider_disabled)", .auth)),
-                      ],
-                      errors: [400, 503]),
-        ] + (signUpChallenge ? [challenge] : []) + [
-            Operation(method: "post", path: "/auth/v1/token", operationId: "token_refresh",
-                      summary: "Rotate a refresh token (grant_type=refresh_token)", security: .apikey,
-                      parameters: [["name": "grant_type", "in": "query", "required": true, "schema": ["type": "string", "enum": ["refresh_token"]]]],
-                      requestBody: ["required": true, "content": ["application/json": ["schema": [
-                          "type": "object", "required": ["refresh_token"],
-                          "properties": ["refresh_token": [
-                              "type": "string", "minLength": 1, "maxLength": 256,
-                              "description": "A refresh token this server issued; any other is 400 refresh_token_not_found",
-                          ]],
-                      ]]]],
-                      responses: [(200, ["description": "New session", "content": ["application/json": ["schema": ref("schemas", "Session")]]])],
-                      errors: [400, 403, 503]),
-            Operation(method: "post", path: "/auth/v1/logout", operationId: "logout",
-                      summary: "Revoke sessions: scope global (default), local or others", security: .apikeyAndBearer,
-                      parameters: [["name": "scope", "in": "query", "schema": ["type": "string", "enum": ["global", "local", "others"]]]],
-                      responses: [(204, ["description": "Signed out (no body)"])],
-                      errors: [400, 403, 503]),
-            Operation(method: "get", path: "/auth/v1/user", operationId: "user", summary: "The signed-in user", security: .apikeyAndBearer,
-                      responses: [(200, ["description": "User", "content": ["application/json": ["schema": ref("schemas", "User")]]])],
-                      errors: [403, 503]),
-            Operation(method: "get", path: "/healthz", operationId: "healthz", summary: "The process is up", security: .none,
-                      responses: [(200, ["description": "ok", "content": ["application/json": ["schema": [
-                          "type": "object", "properties": ["status": ["type": "string", "enum": ["ok"]]],
-                      ]]]])]),
-            Operation(method: "get", path: "/readyz", operationId: "readyz",
-                      summary: "Database reachable and every shipped migration applied", security: .none,
-                      responses: [
-                          (200, ["description": "ready", "content": ["application/json": ["schema": ["type": "object"]]]]),
-                          (503, ["description": "not ready", "headers": ["Retry-After": ref("headers", "RetryAfter")],
-                                 "content": ["application/json": ["schema": ["type": "object"]]]]),
-                      ]),
-        ]
+    }
+
+    private static func operation(_ resource: Resource, method: String, signUpChallenge: Bool) -> Operation {
+        let path = resource.path
+        switch resource {
+        case .openAPI:
+            return Operation(method: method, path: path, operationId: "openapi", summary: "This document", security: .apikey,
+                             responses: [(200, ["description": "OpenAPI document", "content": ["application/openapi+json": ["schema": ["type": "object"]]]])])
+        case .reports:
+            guard method != "post" else { return reportsInsert }
+            return Operation(method: method, path: path, operationId: "price_reports_" + method,
+                             summary: "Denied: reports are never readable or changeable", security: .apikeyAndBearer,
+                             responses: [], errors: [403])
+        case .rpc(let name):
+            guard let function = readFunctions.first(where: { $0.name == name }) else {
+                preconditionFailure("\(name) is in the route table but not among the read functions")
+            }
+            return function.operation(method)
+        case .signUp:
+            return Operation(method: method, path: path, operationId: "signup",
+                             summary: "Anonymous sign-in: a new user and session (no email, no phone)", security: .apikey,
+                             requestBody: ["content": ["application/json": ["schema": signUpBody(challenge: signUpChallenge)]]],
+                             responses: [
+                                 (200, ["description": "Session", "content": ["application/json": ["schema": ref("schemas", "Session")]]]),
+                                 (422, errorAnswer("Email or phone sign-up is not offered (email_provider_disabled, phone_provider_disabled)", .auth)),
+                             ],
+                             errors: [400, 503])
+        case .signUpChallenge:
+            return challenge
+        case .token:
+            return Operation(method: method, path: path, operationId: "token_refresh",
+                             summary: "Rotate a refresh token (grant_type=refresh_token)", security: .apikey,
+                             parameters: [["name": "grant_type", "in": "query", "required": true, "schema": ["type": "string", "enum": ["refresh_token"]]]],
+                             requestBody: ["required": true, "content": ["application/json": ["schema": [
+                                 "type": "object", "required": ["refresh_token"],
+                                 "properties": ["refresh_token": [
+                                     "type": "string", "minLength": 1, "maxLength": 256,
+                                     "description": "A refresh token this server issued; any other is 400 refresh_token_not_found",
+                                 ]],
+                             ]]]],
+                             responses: [(200, ["description": "New session", "content": ["application/json": ["schema": ref("schemas", "Session")]]])],
+                             errors: [400, 403, 503])
+        case .logout:
+            return Operation(method: method, path: path, operationId: "logout",
+                             summary: "Revoke sessions: scope global (default), local or others", security: .apikeyAndBearer,
+                             parameters: [["name": "scope", "in": "query", "schema": ["type": "string", "enum": ["global", "local", "others"]]]],
+                             responses: [(204, ["description": "Signed out (no body)"])],
+                             errors: [400, 403, 503])
+        case .user:
+            return Operation(method: method, path: path, operationId: "user", summary: "The signed-in user", security: .apikeyAndBearer,
+                             responses: [(200, ["description": "User", "content": ["application/json": ["schema": ref("schemas", "User")]]])],
+                             errors: [403, 503])
+        case .health:
+            return Operation(method: method, path: path, operationId: "healthz", summary: "The process is up", security: .none,
+                             responses: [(200, ["description": "ok", "content": ["application/json": ["schema": [
+                                 "type": "object", "properties": ["status": ["type": "string", "enum": ["ok"]]],
+                             ]]]])])
+        case .ready:
+            return Operation(method: method, path: path, operationId: "readyz",
+                             summary: "Database reachable and every shipped migration applied", security: .none,
+                             responses: [
+                                 (200, ["description": "ready", "content": ["application/json": ["schema": ["type": "object"]]]]),
+                                 (503, ["description": "not ready", "headers": ["Retry-After": ref("headers", "RetryAfter")],
+                                        "content": ["application/json": ["schema": ["type": "object"]]]]),
+                             ])
+        }
     }
 
     private static var reportsInsert: Operation {
@@ -98,14 +118,14 @@ public enum OpenAPIDocument {
         let required = ["location_id", "rate_kind", "price_cents"]
         let batches: [JSONValue] = [[], ["currency"], ["client_report_id"], ["currency", "client_report_id"]].map { optional in
             let keys = required + optional
-            return ["type": "array", "minItems": 1, "maxItems": 10, "items": [
+            return ["type": "array", "minItems": 1, "maxItems": .number(JSONNumber(ReportSubmission.maxRows)), "items": [
                 "type": "object", "additionalProperties": false,
                 "required": .array(keys.map { .string($0) }), "properties": reportProperties(keys),
             ]]
         }
         return Operation(
-            method: "post", path: "/rest/v1/price_reports", operationId: "price_reports_insert",
-            summary: "Submit one report, or up to 10 as an array (all or nothing; every row with the same keys)",
+            method: "post", path: Resource.reports.path, operationId: "price_reports_insert",
+            summary: "Submit one report, or up to \(ReportSubmission.maxRows) as an array (all or nothing; every row with the same keys)",
             description: "The query string may hold columns=<the rows' keys> (supabase-py sends it with a list) and select=*; anything else is 400 PGRST127.",
             security: .apikeyAndBearer,
             parameters: [[
@@ -129,7 +149,7 @@ public enum OpenAPIDocument {
     private static var challenge: Operation {
         let string: JSONValue = ["type": "string"]
         return Operation(
-            method: "get", path: "/auth/v1/challenge", operationId: "signup_challenge",
+            method: "get", path: Resource.signUpChallenge.path, operationId: "signup_challenge",
             summary: "A proof-of-work challenge (ALTCHA format) to solve before sign-up", security: .apikey,
             responses: [(200, ["description": "Challenge", "content": ["application/json": ["schema": [
                 "type": "object", "required": ["algorithm", "challenge", "maxnumber", "salt", "signature"],

@@ -81,20 +81,22 @@ extension OpenAPIDocument {
             (416, errorAnswer("Range not satisfiable (PGRST103): a negative limit, a backwards Range, or an offset past a counted total", .rest)),
         ]
 
-        var operations: [Operation] {
-            let path = "/rest/v1/rpc/" + name
-            let post = Operation(
-                method: "post", path: path, operationId: name + "_post", summary: summary, security: .apikeyAndBearer,
-                parameters: readOptions(rows, isGet: false) + filters(rows.columns),
-                requestBody: ["required": true, "content": ["application/json": ["schema": body]]],
-                responses: rowAnswers + Self.callErrors, errors: [400, 503])
-            let get = Operation(
-                method: "get", path: path, operationId: name + "_get",
+        /// Its POST (`post`) or GET form.
+        func operation(_ method: String) -> Operation {
+            let path = Resource.rpc(name).path
+            if method == "post" {
+                return Operation(
+                    method: method, path: path, operationId: name + "_post", summary: summary, security: .apikeyAndBearer,
+                    parameters: readOptions(rows, isGet: false) + filters(rows.columns),
+                    requestBody: ["required": true, "content": ["application/json": ["schema": body]]],
+                    responses: rowAnswers + Self.callErrors, errors: [400, 503])
+            }
+            return Operation(
+                method: method, path: path, operationId: name + "_get",
                 summary: "Same as POST; arguments and options share the query string", security: .apikeyAndBearer,
                 parameters: queryArguments + readOptions(rows, isGet: true)
                     + filters(rows.columns.filter { !argumentNames.contains($0.name) }),
                 responses: rowAnswers + Self.callErrors, errors: [400, 503])
-            return [post, get]
         }
 
         private var rowAnswers: [(status: Int, response: JSONValue)] {

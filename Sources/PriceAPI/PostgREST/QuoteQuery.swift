@@ -1,6 +1,7 @@
 import Foundation
 import PriceDB
 import PriceSQL
+import PostgRESTDialect
 
 /// A call of `price_quotes`: the community median beside the published cost of a planned stay.
 ///
@@ -27,19 +28,17 @@ struct QuoteQuery: Sendable, Equatable {
     /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
     static func parse(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
                       contentType: String?) -> Result<QuoteQuery, APIError> {
-        let arguments: [(String, MedianQuery.Argument)]
-        switch MedianQuery.namedArguments(isRead: isRead, queryArguments: queryArguments, body: body,
-                                          contentType: contentType) {
-        case .success(let read): arguments = read
+        let call: RPCCall
+        switch RPCCall.read(functionName, isRead: isRead, queryArguments: queryArguments, body: body, contentType: contentType) {
+        case .success(let read): call = read
         case .failure(let error): return .failure(error)
         }
-        let names = arguments.map(\.0)
-        let allowed: Set<String> = ["location_ids", "rate_kind", "starts_at", "duration"]
-        guard names.allSatisfy(allowed.contains), names.contains("location_ids"), Set(names).count == names.count else {
-            return .failure(MedianQuery.noSuchFunction(functionName, arguments: names))
+        if let error = call.checkNames(allowed: ["location_ids", "rate_kind", "starts_at", "duration"], required: "location_ids",
+                                       available: RPCFunction.signatures) {
+            return .failure(error)
         }
         var quote = QuoteQuery(locationIDs: [], rateKind: nil, startsAt: nil, duration: nil)
-        for (key, argument) in arguments {
+        for (key, argument) in call.arguments {
             if key == "location_ids" {
                 switch argument.stringArray(named: key) {
                 case .success(let list): quote.locationIDs = list
@@ -98,7 +97,7 @@ struct QuoteQuery: Sendable, Equatable {
     /// The call's arguments: the ids as one JSON array (as for `price_medians`), and the optional
     /// arguments present; `Statements.quotes(for:)` picks the statement that passes exactly those.
     var arguments: Statements.QuoteArguments {
-        Statements.QuoteArguments(locationIDs: MedianQuery.jsonArray(locationIDs), rateKind: rateKind,
+        Statements.QuoteArguments(locationIDs: RPCCall.jsonArray(locationIDs), rateKind: rateKind,
                                   startsAt: startsAt, duration: duration)
     }
 

@@ -5,10 +5,11 @@ import PriceJSON
 /// message, and to make sure only the five client-writable columns are ever sent.
 struct ReportSubmission: Sendable, Equatable {
     static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
-    /// Rows one request may insert; the OpenAPI document's `maxItems` and docs/api.md state it.
+    /// Rows in one batch; the OpenAPI document states the same bound from here.
     static let maxRows = 10
-    /// The highest `price_cents` (the table's CHECK holds it too; this gives the precise message).
-    static let maxPriceCents = 1_000_000
+    /// The largest `price_cents` (the table's check `price_reports_price_cents_range` says the same);
+    /// the OpenAPI document states it from here.
+    static let maxPriceCents: Int64 = 1_000_000
 
     /// Each row as the author sent it: only client-writable keys, in the author's order.
     var rows: [JSONObject]
@@ -38,7 +39,7 @@ struct ReportSubmission: Sendable, Equatable {
     }
 
     static func parse(body: [UInt8], contentType: String?, prefer: String?) -> Result<ReportSubmission, APIError> {
-        guard isJSONContentType(contentType) else {
+        guard JSONBody.isJSONContentType(contentType) else {
             return .failure(.badRequest("PGRST107", "Content-Type must be application/json",
                                         details: "Received \(contentType.map { "'\($0.prefix(100))'" } ?? "no Content-Type")"))
         }
@@ -161,78 +162,5 @@ struct ReportSubmission: Sendable, Equatable {
 
     private static func typeError(_ column: String, _ expected: String) -> APIError {
         .badRequest("22P02", "\(column) must be \(expected)")
-    }
-
-    static func isJSONContentType(_ value: String?) -> Bool {
-        guard let value else { return false }
-        let media = Substring(value.utf8.prefix { $0 != UInt8(ascii: ";") })
-        return media.trimmingSpaces.isASCIICaseInsensitive("application/json")
-    }
-}
-
-/// `Prefer`, comma-separated. pricesvc always handles preferences as PostgREST does under
-/// `handling=strict`: one it does not act on is 400 PGRST122 naming it, never silently ignored.
-struct PreferHeader: Sendable, Equatable {
-    private(set) var preferences: Set<String> = []
-
-    /// For inserts: what `return=` says, `count=exact`, and preferences that describe what happens
-    /// anyway (`missing=default`: a column not sent gets its default).
-    static let forInserts: Set<String> = ["return=minimal", "return=representation", "count=exact", "missing=default",
-                                          "handling=strict", "handling=lenient", "tx=commit"]
-    /// For function calls: `count=exact`; `return=representation` is what supabase-py's `.select()` adds.
-    static let forFunctions: Set<String> = ["count=exact", "return=representation", "handling=strict", "handling=lenient", "tx=commit"]
-
-    /// How an empty list item is named in the error's details (once, however many there are).
-    static let emptyItem = "(an empty item)"
-
-    static func parse(_ header: String?, accepting accepted: Set<String>) -> Result<PreferHeader, APIError> {
-        var parsed = PreferHeader()
-        // No header and an empty one both mean no preference; an empty item in a list is refused like
-        // any preference not acted on (the OpenAPI document lists the accepted forms, and no empty item).
-        guard let header, !header.trimmingSpaces.isEmpty else { return .success(parsed) }
-        var invalid: [String] = []
-        for part in header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            let preference = Substring(part).trimmingSpaces
-            if preference.isEmpty {
-                if !invalid.contains(Self.emptyItem) { invalid.append(Self.emptyItem) }
-            } else if accepted.contains(preference) {
-                parsed.preferences.insert(preference)
-            } else {
-                invalid.append(JSONBody.printable(preference))
-            }
-        }
-        guard invalid.isEmpty else {
-            return .failure(APIError(status: 400, code: "PGRST122", message: "Invalid preferences given with handling=strict",
-                                     details: "Invalid preferences: \(invalid.joined(separator: ", "))",
-                                     hint: "Accepted here: \(accepted.sorted().joined(separator: ", ")); pricesvc always handles preferences strictly"))
-        }
-        return .success(parsed)
-    }
-
-    func contains(_ preference: String) -> Bool { preferences.contains(preference) }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs (read as bytes: header text is mostly ASCII, and
-    /// Character-wise trimming costs a grapheme break per step on every request).
-    var trimmingSpaces: String {
-        let utf8 = Substring(self).utf8
-        var start = utf8.startIndex
-        var end = utf8.endIndex
-        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
-        while start < end {
-            let last = utf8.index(before: end)
-            guard utf8[last] == 0x20 || utf8[last] == 0x09 else { break }
-            end = last
-        }
-        return String(Substring(utf8[start..<end]))
-    }
-
-    /// Equal to `lowercaseASCII` (which must be lower-case ASCII) ignoring the case of ASCII letters.
-    func isASCIICaseInsensitive(_ lowercaseASCII: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercaseASCII.utf8Start, count: lowercaseASCII.utf8CodeUnitCount)
-        return utf8.elementsEqual(expected) { byte, lower in
-            byte == lower || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == lower)
-        }
     }
 }

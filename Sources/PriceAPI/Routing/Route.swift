@@ -25,18 +25,18 @@ enum Route: Sendable, Equatable {
     /// A bounded label for metrics and logs (never the raw path, so cardinality stays fixed).
     var label: String {
         switch self {
-        case .health: return "/healthz"
-        case .ready: return "/readyz"
+        case .health: return Resource.health.path
+        case .ready: return Resource.ready.path
         case .metrics: return "/metrics"
-        case .openAPI: return "/rest/v1/"
-        case .submitReports, .reportsDenied: return "/rest/v1/price_reports"
-        case .rpc(let name): return RPCFunction(rawValue: name) != nil ? "/rest/v1/rpc/\(name)" : "/rest/v1/rpc/*"
+        case .openAPI: return Resource.openAPI.path
+        case .submitReports, .reportsDenied: return Resource.reports.path
+        case .rpc(let name): return Resource.rpc(RPCFunction(rawValue: name) != nil ? name : "*").path
         case .unknownTable: return "/rest/v1/*"
-        case .signUp: return "/auth/v1/signup"
-        case .signUpChallenge: return "/auth/v1/challenge"
-        case .token: return "/auth/v1/token"
-        case .logout: return "/auth/v1/logout"
-        case .user: return "/auth/v1/user"
+        case .signUp: return Resource.signUp.path
+        case .signUpChallenge: return Resource.signUpChallenge.path
+        case .token: return Resource.token.path
+        case .logout: return Resource.logout.path
+        case .user: return Resource.user.path
         case .options: return "OPTIONS"
         case .notFound, .methodNotAllowed: return "other"
         }
@@ -63,32 +63,40 @@ enum RPCFunction: String, Sendable, CaseIterable {
     case priceMedian = "price_median"
     case priceMedians = "price_medians"
     case priceQuotes = "price_quotes"
+
+    /// The signatures named in PGRST202's hint when a call matches none of them.
+    static let signatures = "price_median(location_id, rate_kind), price_medians(location_ids, rate_kind), "
+        + "price_quotes(location_ids, rate_kind, starts_at, duration)"
 }
 
-/// A path pricesvc serves and the methods it serves there: the one table the router, `Allow`
-/// and CORS preflights are made from. The OpenAPI document lists the same methods (a unit test
-/// holds them together); HEAD is served wherever GET is, and OPTIONS everywhere.
+/// A path pricesvc serves and the methods it serves there: the route table. The router, `Allow`, CORS
+/// preflights and the OpenAPI document's paths (`OpenAPIDocument.operations`) are all made from it;
+/// HEAD is served wherever GET is, and OPTIONS everywhere.
 enum Resource: Sendable, Equatable {
     case health, ready, openAPI, reports, rpc(String), signUp, signUpChallenge, token, logout, user
 
-    init?(path: String) {
-        var trimmed = Substring(path)
-        if trimmed.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
-        switch trimmed {
-        case "/healthz": self = .health
-        case "/readyz": self = .ready
-        case "/rest/v1", "/rest/v1/": self = .openAPI
-        case "/rest/v1/price_reports": self = .reports
-        case "/auth/v1/signup": self = .signUp
-        case "/auth/v1/challenge": self = .signUpChallenge
-        case "/auth/v1/token": self = .token
-        case "/auth/v1/logout": self = .logout
-        case "/auth/v1/user": self = .user
-        default:
-            guard trimmed.hasPrefix("/rest/v1/rpc/") else { return nil }
-            let name = trimmed.dropFirst("/rest/v1/rpc/".count)
-            guard !name.isEmpty, !name.contains("/") else { return nil }
-            self = .rpc(String(name))
+    /// Every resource with a fixed path, and the functions of the read API: in the OpenAPI document's order.
+    static let table: [Resource] = [.openAPI, .reports] + RPCFunction.allCases.map { .rpc($0.rawValue) }
+        + [.signUp, .signUpChallenge, .token, .logout, .user, .health, .ready]
+
+    private static let byPath: [String: Resource] = Dictionary(uniqueKeysWithValues: table.compactMap { resource -> (String, Resource)? in
+        if case .rpc = resource { return nil } else { return (resource.path, resource) }
+    })
+
+    static let rpcPrefix = "/rest/v1/rpc/"
+
+    var path: String {
+        switch self {
+        case .health: return "/healthz"
+        case .ready: return "/readyz"
+        case .openAPI: return "/rest/v1/"
+        case .reports: return "/rest/v1/price_reports"
+        case .rpc(let name): return Self.rpcPrefix + name
+        case .signUp: return "/auth/v1/signup"
+        case .signUpChallenge: return "/auth/v1/challenge"
+        case .token: return "/auth/v1/token"
+        case .logout: return "/auth/v1/logout"
+        case .user: return "/auth/v1/user"
         }
     }
 
@@ -102,10 +110,26 @@ enum Resource: Sendable, Equatable {
         }
     }
 
+    /// A trailing slash is ignored, and `/rest/v1` is the document too; any single name under
+    /// `/rest/v1/rpc/` is a function call (an unknown one is PGRST202, from the handler).
+    init?(path: String) {
+        var trimmed = Substring(path)
+        if trimmed.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
+        if trimmed == "/rest/v1" { trimmed = "/rest/v1/" }
+        if let resource = Self.byPath[String(trimmed)] {
+            self = resource
+            return
+        }
+        guard trimmed.hasPrefix(Self.rpcPrefix) else { return nil }
+        let name = trimmed.dropFirst(Self.rpcPrefix.count)
+        guard !name.isEmpty, !name.contains("/") else { return nil }
+        self = .rpc(String(name))
+    }
+
     /// What `Allow` says: the documented methods, HEAD wherever GET is, and OPTIONS.
     var allow: [String] {
         var list = methods
-        if list.contains("GET") { list.insert("HEAD", at: 1) }
+        if let get = list.firstIndex(of: "GET") { list.insert("HEAD", at: get + 1) }
         return list + ["OPTIONS"]
     }
 
@@ -131,7 +155,7 @@ enum Resource: Sendable, Equatable {
 enum Router {
     static func route(method: String, path: String) -> Route {
         guard let resource = Resource(path: path) else {
-            if path.hasPrefix("/rest/v1/"), !path.hasPrefix("/rest/v1/rpc/") {
+            if path.hasPrefix("/rest/v1/"), !path.hasPrefix(Resource.rpcPrefix) {
                 let name = path.dropFirst("/rest/v1/".count)
                 let trimmed = name.hasSuffix("/") ? name.dropLast() : name
                 return trimmed.contains("/") || trimmed.isEmpty ? .notFound : .unknownTable(String(trimmed))

@@ -16,7 +16,7 @@ public struct ServiceSettings: Sendable {
     /// of 50 locations from `price_medians` with every column and 200-character ids of 4-byte characters,
     /// measures 195 001 bytes (50 such quotes: 57 151); `ClientInputBoundsTests` keeps it under a quarter.
     public var maxResponseBytes = ServiceSettings.defaultMaxResponseBytes
-    public static let defaultMaxResponseBytes = 1 << 20
+    public static let defaultMaxResponseBytes = ReadOptions.defaultMaxResponseBytes
     /// `Retry-After` sent with 503 while the database is unreachable.
     public var unavailableRetryAfter = 1
     /// Which web origins may call the API from a browser (`*` by default, as Supabase).

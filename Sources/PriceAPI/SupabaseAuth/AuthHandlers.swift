@@ -167,7 +167,7 @@ struct AuthHandler: Sendable {
         switch error.sqlState {
         case "PT429":
             return .auth(429, "over_request_rate_limit", error.message,
-                         retryAfter: SQLStateMapping.retryAfter(fromHint: error.hint) ?? 60)
+                         retryAfter: SQLStateMapping.retryAfter(error))
         case "PA001":
             return .auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
         case "PA002":

@@ -22,6 +22,8 @@ public final class ServerMetrics: Sendable {
     private static var latencyWidth: Int { latencyBuckets.count + 2 }
     private let connectionsRefused = AtomicCounter()
     private let deadlineCutOffs = AtomicCounter()
+    /// Each server's count of database jobs queued or running (the public and the admin listener share these metrics).
+    private let pendingJobSources = Mutex<[@Sendable () -> Int]>([])
 
     /// - Parameters:
     ///   - routeLabels: every label a request can be recorded under, in the order /metrics lists them.
@@ -52,6 +54,11 @@ public final class ServerMetrics: Sendable {
         connectionsRefused.add()
     }
 
+    /// Where a server's worker threads tell how many jobs they hold (queued or running).
+    func addPendingJobs(_ source: @escaping @Sendable () -> Int) {
+        pendingJobSources.withLock { $0.append(source) }
+    }
+
     /// Connections closed because their request head or body was not in by its deadline.
     func recordDeadlineCutOff(_ count: Int) {
         deadlineCutOffs.add(count)
@@ -61,19 +68,19 @@ public final class ServerMetrics: Sendable {
     /// taken under load may be a few requests apart between series; each series is monotonic.
     public func render() -> String {
         var out = ""
-        out += "# HELP pricesvc_http_requests_total HTTP requests by route and status.\n"
-        out += "# TYPE pricesvc_http_requests_total counter\n"
+        let requestsTotal = "pricesvc_http_requests_total"
+        PrometheusText.header(&out, requestsTotal, .counter, "HTTP requests by route and status.")
         let width = Self.statuses.count + 1
         for (row, route) in routeLabels.enumerated() {
             for column in 0..<width {
                 let count = requests[row * width + column].current
                 guard count > 0 else { continue }
                 let status = column < Self.statuses.count ? String(Self.statuses[column]) : "other"
-                out += "pricesvc_http_requests_total{route=\"\(route)\",status=\"\(status)\"} \(count)\n"
+                PrometheusText.sample(&out, requestsTotal, "route=\"\(route)\",status=\"\(status)\"", count)
             }
         }
-        out += "# HELP pricesvc_http_request_duration_seconds Time from request start to response queued, by route.\n"
-        out += "# TYPE pricesvc_http_request_duration_seconds histogram\n"
+        let duration = "pricesvc_http_request_duration_seconds"
+        PrometheusText.header(&out, duration, .histogram, "Time from request start to response queued, by route.")
         for (row, route) in routeLabels.enumerated() {
             let base = row * Self.latencyWidth
             let count = latency[base + Self.latencyBuckets.count].current
@@ -81,21 +88,22 @@ public final class ServerMetrics: Sendable {
             var cumulative = 0
             for (index, bound) in Self.latencyBuckets.enumerated() {
                 cumulative += latency[base + index].current
-                out += "pricesvc_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+                PrometheusText.sample(&out, duration + "_bucket", "route=\"\(route)\",le=\"\(bound)\"", cumulative)
             }
             // Read one by one, the count may trail the buckets under load; +Inf must not be below them.
             let total = max(cumulative, count)
             let sum = Double(latency[base + Self.latencyBuckets.count + 1].current) / 1e9
-            out += "pricesvc_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(total)\n"
-            out += "pricesvc_http_request_duration_seconds_sum{route=\"\(route)\"} \(sum)\n"
-            out += "pricesvc_http_request_duration_seconds_count{route=\"\(route)\"} \(total)\n"
+            PrometheusText.sample(&out, duration + "_bucket", "route=\"\(route)\",le=\"+Inf\"", total)
+            PrometheusText.sample(&out, duration + "_sum", "route=\"\(route)\"", sum)
+            PrometheusText.sample(&out, duration + "_count", "route=\"\(route)\"", total)
         }
-        out += "# HELP pricesvc_http_connections_refused_total Connections refused at accept: the client network held its limit.\n"
-        out += "# TYPE pricesvc_http_connections_refused_total counter\n"
-        out += "pricesvc_http_connections_refused_total \(connectionsRefused.current)\n"
-        out += "# HELP pricesvc_http_receive_deadline_closed_total Connections closed because a request head or body was not in by its deadline.\n"
-        out += "# TYPE pricesvc_http_receive_deadline_closed_total counter\n"
-        out += "pricesvc_http_receive_deadline_closed_total \(deadlineCutOffs.current)\n"
+        PrometheusText.family(&out, "pricesvc_http_connections_refused_total", .counter,
+                              "Connections refused at accept: the client network held its limit.", [("", connectionsRefused.current)])
+        PrometheusText.family(&out, "pricesvc_http_receive_deadline_closed_total", .counter,
+                              "Connections closed because a request head or body was not in by its deadline.", [("", deadlineCutOffs.current)])
+        let pending = pendingJobSources.withLock { sources in sources.reduce(0) { $0 + $1() } }
+        PrometheusText.family(&out, "pricesvc_http_database_jobs", .gauge,
+                              "Requests queued for or running on a database worker thread.", [("", pending)])
         return out
     }
 }

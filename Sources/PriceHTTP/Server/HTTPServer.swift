@@ -78,6 +78,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.workers = WorkerThreads(count: configuration.databaseWorkers,
                                        queueTimeout: configuration.workerQueueTimeout,
                                        stackSize: configuration.threadStackBytes)
+        metrics.addPendingJobs { [workers] in workers.pending }
         self.connections = ConnectionGuard(
             perNetworkLimit: configuration.maxConnectionsPerIP, ipv6Prefix: configuration.ipv6Prefix,
             deadlines: ReceiveDeadlines(headSeconds: configuration.requestHeadTimeoutSeconds,
@@ -359,7 +360,7 @@ extension HTTPServer {
     /// Counts and logs the answer, then hands it to libmicrohttpd with the request id.
     private func queue(_ response: HTTPResponse, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
         let request = state.request
-        let seconds = (ContinuousClock.now - state.startedAt).seconds
+        let seconds = (ContinuousClock.now - state.startedAt) / .seconds(1)
         metrics.record(route: state.label, status: response.status, seconds: seconds)
         log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
                         route: state.label, status: response.status, seconds: seconds))
@@ -380,12 +381,6 @@ extension HTTPServer {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
 
 /// A header name, lower-cased in the copy that makes it a String (names are ASCII tokens; other bytes
 /// are kept as they are and repaired like any C string).

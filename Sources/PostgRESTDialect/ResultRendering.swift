@@ -11,7 +11,7 @@ extension ReadOptions {
     ///   400 `PGRST190`, decided from a lower bound of the size before anything is written, or else
     ///   as soon as the writer passes the cap: the body is never built whole (issue 19: ten clients
     ///   asking for 55 MB answers took the process to 1 GiB).
-    func render(_ result: ResultSet, maxBytes: Int = ServiceSettings.defaultMaxResponseBytes) -> HTTPResponse {
+    package func render(_ result: ResultSet, maxBytes: Int = ReadOptions.defaultMaxResponseBytes) -> HTTPResponse {
         let types = result.columns.map(\.type)
         guard result.rows.allSatisfy({ $0.count == types.count }) else {
             // The function's columns changed under the service: refuse rather than misread them.
@@ -54,9 +54,10 @@ extension ReadOptions {
         var status = 200
         if let counted {
             if lower > counted {
-                return APIError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
-                                details: "An offset of \(lower) was requested, but there are only \(counted) rows.")
-                    .response.adding([("Content-Range", "*/\(counted)")])
+                var refusal = APIError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
+                                       details: "An offset of \(lower) was requested, but there are only \(counted) rows.").response
+                refusal.headers.append(("Content-Range", "*/\(counted)"))
+                return refusal
             }
             if page.count < counted { status = 206 }
         }
@@ -103,14 +104,14 @@ extension ReadOptions {
     /// The answer when a body would pass `PRICESVC_MAX_RESPONSE_BYTES`. PostgREST has no such limit
     /// (it has `db-max-rows`, which truncates silently); 400 like its PGRST124 (max-affected), with a
     /// code of pricesvc's own outside PostgREST's range, and a hint at what makes the answer smaller.
-    static func tooLarge(_ maxBytes: Int, rows: Int) -> HTTPResponse {
+    package static func tooLarge(_ maxBytes: Int, rows: Int) -> HTTPResponse {
         APIError(status: 400, code: "PGRST190", message: "Response is larger than the server's limit of \(maxBytes) bytes",
                  details: "The \(rows) rows asked for, with the columns selected, make a body over \(maxBytes) bytes",
                  hint: "Select fewer columns, filter, or page with limit/offset or Range").response
     }
 
     /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601.
-    static func object(_ row: [String?], columns: [(name: String, column: Int)], types: [ColumnType],
+    package static func object(_ row: [String?], columns: [(name: String, column: Int)], types: [ColumnType],
                        stripNulls: Bool, into writer: inout JSONWriter) {
         writer.beginObject()
         for (name, column) in columns {
@@ -132,7 +133,7 @@ extension ReadOptions {
     /// PostgREST's CSV: a header line of column names, then one line per row with each value in
     /// PostgreSQL's text output, quoted the way a record's fields are (NULL is empty).
     /// `nil` as soon as the text passes `maxBytes`.
-    static func csv(_ rows: [[String?]], columns: [(name: String, column: Int)], maxBytes: Int = .max) -> String? {
+    package static func csv(_ rows: [[String?]], columns: [(name: String, column: Int)], maxBytes: Int = .max) -> String? {
         var text = columns.map(\.name).joined(separator: ",")
         for row in rows {
             text += "\n"
@@ -144,7 +145,7 @@ extension ReadOptions {
 
     /// record_out's rule: quote when empty or holding `"`, `\`, `(`, `)`, `,` or white space;
     /// double the quotes and backslashes inside.
-    static func csvField(_ text: String) -> String {
+    package static func csvField(_ text: String) -> String {
         let needsQuotes = text.isEmpty || text.unicodeScalars.contains {
             "\"\\(),".unicodeScalars.contains($0) || $0 == " " || ($0.value >= 0x09 && $0.value <= 0x0d)
         }

@@ -4,19 +4,19 @@ import PriceJSON
 /// Every error pricesvc answers with, as a value. The two wire shapes are PostgREST's
 /// `{code, details, hint, message}` under /rest/v1 and Supabase Auth's `{code, error_code, msg}`
 /// under /auth/v1; both are rendered here and nowhere else.
-struct APIError: Error, Sendable, Equatable {
-    enum Shape: Sendable { case postgrest, auth }
+package struct APIError: Error, Sendable, Equatable {
+    package enum Shape: Sendable { case postgrest, auth }
 
-    var status: Int
-    var code: String
-    var message: String
-    var details: String?
-    var hint: String?
+    package var status: Int
+    package var code: String
+    package var message: String
+    package var details: String?
+    package var hint: String?
     /// Seconds for `Retry-After` (429 and 503).
-    var retryAfter: Int?
-    var shape: Shape
+    package var retryAfter: Int?
+    package var shape: Shape
 
-    init(status: Int, code: String, message: String, details: String? = nil,
+    package init(status: Int, code: String, message: String, details: String? = nil,
                 hint: String? = nil, retryAfter: Int? = nil, shape: Shape = .postgrest) {
         self.status = status
         self.code = code
@@ -27,7 +27,7 @@ struct APIError: Error, Sendable, Equatable {
         self.shape = shape
     }
 
-    var response: HTTPResponse {
+    package var response: HTTPResponse {
         var headers: [(String, String)] = []
         if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         var writer = JSONWriter()
@@ -49,20 +49,20 @@ struct APIError: Error, Sendable, Equatable {
 }
 
 extension APIError {
-    static func badRequest(_ code: String, _ message: String, details: String? = nil, hint: String? = nil) -> APIError {
+    package static func badRequest(_ code: String, _ message: String, details: String? = nil, hint: String? = nil) -> APIError {
         APIError(status: 400, code: code, message: message, details: details, hint: hint)
     }
 
-    static func auth(_ status: Int, _ errorCode: String, _ message: String, retryAfter: Int? = nil) -> APIError {
+    package static func auth(_ status: Int, _ errorCode: String, _ message: String, retryAfter: Int? = nil) -> APIError {
         APIError(status: status, code: errorCode, message: message, retryAfter: retryAfter, shape: .auth)
     }
 
     /// Supabase Auth's answer to a refused captcha, here a sign-up challenge solution.
-    static func captchaFailed(_ reason: String) -> APIError {
+    package static func captchaFailed(_ reason: String) -> APIError {
         .auth(400, "captcha_failed", "captcha protection: request disallowed (\(reason))")
     }
 
-    static func rateLimited(retryAfter: Int, shape: Shape = .postgrest) -> APIError {
+    package static func rateLimited(retryAfter: Int, shape: Shape = .postgrest) -> APIError {
         switch shape {
         case .postgrest:
             return APIError(status: 429, code: "PGRST429", message: "Too many requests from this address",
@@ -73,7 +73,7 @@ extension APIError {
     }
 
     /// One address already has `limit` requests waiting for or holding a database connection.
-    static func databaseShareExceeded(limit: Int, shape: Shape = .postgrest) -> APIError {
+    package static func databaseShareExceeded(limit: Int, shape: Shape = .postgrest) -> APIError {
         let retryAfter = 1
         switch shape {
         case .postgrest:
@@ -88,19 +88,19 @@ extension APIError {
     }
 
     /// Every slot of the expensive class is taken (from any clients): the server is busy for quotes.
-    static func expensiveCallsBusy(limit: Int, retryAfter: Int) -> APIError {
+    package static func expensiveCallsBusy(limit: Int, retryAfter: Int) -> APIError {
         APIError(status: 503, code: "PGRST003",
                  message: "Server busy: \(limit) quotes are being priced, the most at once (expensive-requests-in-flight)",
                  retryAfter: retryAfter)
     }
 
-    static let notFound = APIError(status: 404, code: "PGRST125", message: "Invalid path specified in request URL")
+    package static let notFound = APIError(status: 404, code: "PGRST125", message: "Invalid path specified in request URL")
 
-    static func methodNotAllowed(_ method: String) -> APIError {
+    package static func methodNotAllowed(_ method: String) -> APIError {
         APIError(status: 405, code: "PGRST117", message: "Unsupported HTTP method: \(method)")
     }
 
-    static let payloadTooLarge = APIError(status: 413, code: "PGRST413",
+    package static let payloadTooLarge = APIError(status: 413, code: "PGRST413",
                                           message: "Request body is larger than the limit",
                                           hint: "The limit is on the body's size in bytes (max-body-bytes): send a smaller body")
 }

@@ -1,10 +1,14 @@
 import PriceHTTP
 import PriceJSON
 import Testing
-@testable import PriceAPI
+@testable import PostgRESTDialect
 
 @Suite("Read options on a function's result, without a database")
 struct ReadOptionsTests {
+    /// A relation shaped like `price_medians`' result: every column type but boolean.
+    static let columns: [ResultColumn] = ([("location_id", .text), ("rate_kind", .text), ("currency", .text), ("median_cents", .integer),
+                                          ("reporters", .integer), ("reports", .integer), ("last_reported_at", .timestamptz)] as [(String, ColumnType)])
+        .map { ResultColumn(name: $0.0, type: $0.1) }
     static let rows: [[String?]] = [
         ["a", "daily", "EUR", "1100", "3", "3", "2026-11-29 22:00:00+00"],
         ["a", "hourly", "USD", "500", "3", "4", "2026-11-29 21:00:00+00"],
@@ -16,12 +20,12 @@ struct ReadOptionsTests {
                  isRead: Bool = false) -> Result<(ReadOptions, arguments: [(String, String)]), APIError> {
         let request = HTTPRequest(method: method, path: "/rest/v1/rpc/price_medians", headers: headers)
         return ReadOptions.parse(query: query.map { (name: $0.0, value: $0.1) }, headers: request,
-                                 columns: MedianQuery.columns, relation: "price_medians", isRead: isRead)
+                                 columns: Self.columns, relation: "price_medians", isRead: isRead)
     }
 
     func render(_ query: [(String, String)], headers: [String: String] = [:]) throws -> HTTPResponse {
         let parsed = try options(query, headers: headers).get().0
-        return parsed.render(ResultSet(columns: MedianQuery.columns, rows: Self.rows))
+        return parsed.render(ResultSet(columns: Self.columns, rows: Self.rows))
     }
 
     func json(_ response: HTTPResponse) throws -> JSONValue {
@@ -163,26 +167,10 @@ struct ReadOptionsTests {
         #expect(ReadOptions.listItems("(a") == nil)
     }
 
-    @Test("timestamps: ISO 8601 and PostgreSQL's text form; anything else is refused, not guessed")
-    func timestamps() {
-        let base = Timestamp.microseconds("2026-11-29T22:00:00Z")
-        #expect(base == 1_795_989_600_000_000)
-        #expect(Timestamp.microseconds("2026-11-29 22:00:00+00") == base)
-        #expect(Timestamp.microseconds("2026-11-29T23:30:00+01:30") == base)
-        #expect(Timestamp.microseconds("2026-11-29T22:00") == base)
-        #expect(Timestamp.microseconds("2026-11-29T22:00:00.5Z") == base.map { $0 + 500_000 })
-        #expect(Timestamp.microseconds("2026-11-29") == base.map { $0 - 22 * 3_600_000_000 })
-        for bad in ["yesterday", "2026-02-30", "2026-11-29T25:00", "2026-11-29T22:00:00+", "", "2026-11-29T22:00:00 Z"] {
-            #expect(Timestamp.microseconds(bad) == nil, "\(bad)")
-        }
-        #expect(Timestamp.jsonForm("2026-11-29 22:00:00+00") == "2026-11-29T22:00:00+00:00")
-        #expect(Timestamp.jsonForm("2026-11-29 22:00:00.25+05:30") == "2026-11-29T22:00:00.25+05:30")
-    }
-
     @Test("a function whose columns changed is a 500, never a misread row")
     func columnMismatch() throws {
         let parsed = try options([]).get().0
-        let response = parsed.render(ResultSet(columns: MedianQuery.columns, rows: [["a", "b"]]))
+        let response = parsed.render(ResultSet(columns: Self.columns, rows: [["a", "b"]]))
         #expect(response.status == 500)
     }
 }

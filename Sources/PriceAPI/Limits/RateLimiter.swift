@@ -3,8 +3,8 @@ import Synchronization
 /// Per-client token buckets (the per-IP request limit). Buckets live in shards so
 /// event-loop and worker threads rarely contend on one lock; full buckets are swept periodically
 /// so memory stays bounded by the number of recently active clients.
-public final class RateLimiter: Sendable {
-    public let perMinute: Int
+final class RateLimiter: Sendable {
+let perMinute: Int
     private final class Shard: Sendable {
         let buckets = Mutex<[String: TokenBucket]>([:])
     }
@@ -12,7 +12,7 @@ public final class RateLimiter: Sendable {
     private let shards: [Shard]
     private let sweepEvery: Int
 
-    public init(perMinute: Int, burst: Int? = nil, shardCount: Int = 16, sweepEvery: Int = 4096) {
+init(perMinute: Int, burst: Int? = nil, shardCount: Int = 16, sweepEvery: Int = 4096) {
         self.perMinute = perMinute
         self.burst = Double(burst ?? perMinute)
         self.shards = (0..<shardCount).map { _ in Shard() }
@@ -21,7 +21,7 @@ public final class RateLimiter: Sendable {
 
     private let burst: Double
 
-    public func take(key: String, now: Double) -> TokenBucket.Decision {
+func take(key: String, now: Double) -> TokenBucket.Decision {
         guard perMinute > 0 else { return .allowed }
         var hasher = Hasher()
         hasher.combine(key)

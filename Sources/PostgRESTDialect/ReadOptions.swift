@@ -8,43 +8,47 @@ import PriceHTTP
 ///
 /// Anything else an SDK can send (other operators, embedding, logic trees, casts, other
 /// preferences) is refused with a 4xx that names it: nothing is ever silently ignored.
-struct ReadOptions: Sendable {
+package struct ReadOptions: Sendable {
     /// `nil` is `select=*`: every column, in the function's order.
-    var select: [(name: String, column: Int)]?
-    var filters: [RowFilter] = []
-    var order: [OrderTerm] = []
-    var range = RowRange()
-    var format = ResultFormat.json(stripNulls: false)
-    var countExact = false
+    package var select: [(name: String, column: Int)]?
+    package var filters: [RowFilter] = []
+    package var order: [OrderTerm] = []
+    package var range = RowRange()
+    package var format = ResultFormat.json(stripNulls: false)
+    package var countExact = false
 
     /// What one request may ask, so that reading and applying the options costs a bounded amount
     /// whatever a client sends, and no number it sends reaches arithmetic that could trap. Each is far
     /// above what a legitimate read needs (the results have at most 10 columns and 200 rows); going
     /// past one is a 400 that names it (docs/api.md).
-    enum Limits {
+    package enum Limits {
         /// `limit`, `offset` and the `Range` bounds: integers up to 2^31-1, so page arithmetic stays
         /// far from `Int`'s range. A `Range` bound beyond it reads as this (no result has that many rows).
-        static let maxIndex = Int(Int32.max)
-        static let maxSelectBytes = 1024
+        package static let maxIndex = Int(Int32.max)
+        package static let maxSelectBytes = 1024
         /// Items of `select` (each `*` counts once). Every output name may appear only once.
-        static let maxSelectItems = 32
-        static let maxOrderBytes = 1024
-        static let maxOrderTerms = 16
+        package static let maxSelectItems = 32
+        package static let maxOrderBytes = 1024
+        package static let maxOrderTerms = 16
         /// Horizontal filters (`column=op.value`) per request.
-        static let maxFilters = 32
+        package static let maxFilters = 32
         /// One filter's value, e.g. a long `in.(…)` list.
-        static let maxFilterBytes = 8192
-        static let maxListItems = 256
+        package static let maxFilterBytes = 8192
+        package static let maxListItems = 256
     }
 
     /// The operators pricesvc implements; PostgREST's others are refused with PGRST127.
-    static let operators = "eq, neq, gt, gte, lt, lte, in, is (and not.<operator>)"
+    package static let operators = "eq, neq, gt, gte, lt, lte, in, is (and not.<operator>)"
+
+    /// The largest response body a result may make unless the service says otherwise (its
+    /// `maxResponseBytes` setting reads this default): larger is 400 PGRST190.
+    package static let defaultMaxResponseBytes = 1 << 20
 
     /// Splits the query string into read options and, for the GET form of a call (`isRead`), the
     /// function's arguments: as in PostgREST, a parameter whose value is an operator expression
     /// (`eq.EUR`) is a filter and any other is an argument. In the POST form every parameter
     /// that is not an option is a filter.
-    static func parse(query: [(name: String, value: String)], headers: HTTPRequest, columns: [ResultColumn],
+    package static func parse(query: [(name: String, value: String)], headers: HTTPRequest, columns: [ResultColumn],
                       relation: String, isRead: Bool) -> Result<(ReadOptions, arguments: [(String, String)]), APIError> {
         var options = ReadOptions()
         var arguments: [(String, String)] = []
@@ -104,12 +108,12 @@ struct ReadOptions: Sendable {
         return .success((options, arguments))
     }
 
-    static func notImplemented(_ details: String) -> APIError {
+    package static func notImplemented(_ details: String) -> APIError {
         APIError(status: 400, code: "PGRST127", message: "Feature not implemented", details: details)
     }
 
     /// A read option that is over one of `Limits`: 400 PGRST100 naming the option and the limit.
-    static func tooLong(_ option: String, _ limit: String) -> APIError {
+    package static func tooLong(_ option: String, _ limit: String) -> APIError {
         APIError(status: 400, code: "PGRST100", message: "\(option) is over pricesvc's limit", details: limit)
     }
 
@@ -248,7 +252,7 @@ struct ReadOptions: Sendable {
                                                                        "lt": .lt, "lte": .lte]
 
     /// An operator expression as PostgREST reads one, before its operand is typed.
-    enum ParsedOperator: Equatable {
+    package enum ParsedOperator: Equatable {
         case compare(RowFilter.Comparison, String, negated: Bool)
         case list([String], negated: Bool)
         case isNull(Bool, negated: Bool)
@@ -263,7 +267,7 @@ struct ReadOptions: Sendable {
     /// Mirrors PostgREST's grammar for which values are operator expressions: `[not.]op.value`
     /// with op one of PostgREST's operators. `nil` when the value is not one (then it is a
     /// function argument in the GET form, and a parse error otherwise).
-    static func parseOperator(_ value: String) -> ParsedOperator? {
+    package static func parseOperator(_ value: String) -> ParsedOperator? {
         // Unicode scalars, not Characters: a combining mark after `.` or `(` must not hide them.
         var rest = Substring(value).unicodeScalars
         let negated = rest.starts(with: "not.".unicodeScalars)
@@ -308,7 +312,7 @@ struct ReadOptions: Sendable {
     }
 
     /// `(a,b,"c,d")`: PostgREST's list, quoted items with backslash escapes.
-    static func listItems(_ text: String) -> [String]? {
+    package static func listItems(_ text: String) -> [String]? {
         var scalars = Substring(text).unicodeScalars
         while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
         while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
@@ -383,7 +387,7 @@ struct ReadOptions: Sendable {
         }
     }
 
-    static func preferCount(_ header: String?) throws(APIError) -> Bool {
+    package static func preferCount(_ header: String?) throws(APIError) -> Bool {
         switch PreferHeader.parse(header, accepting: PreferHeader.forFunctions) {
         case .success(let preferences): return preferences.contains("count=exact")
         case .failure(let error): throw error
@@ -393,10 +397,10 @@ struct ReadOptions: Sendable {
 
 /// Resolves column names of one function's result.
 private struct ColumnLookup {
-    let columns: [ResultColumn]
-    let relation: String
+    package let columns: [ResultColumn]
+    package let relation: String
 
-    func index(of name: String) throws(APIError) -> Int {
+    package func index(of name: String) throws(APIError) -> Int {
         guard let index = columns.firstIndex(where: { $0.name == name }) else {
             throw APIError.badRequest("42703", "column \(relation).\(JSONBody.printable(name)) does not exist",
                                       hint: "Columns: \(columns.map(\.name).joined(separator: ", "))")
@@ -407,9 +411,9 @@ private struct ColumnLookup {
 
 /// One horizontal filter, evaluated with SQL's three-valued logic: a comparison with NULL is
 /// unknown, `not.` of unknown stays unknown, and only rows for which every filter is true remain.
-struct RowFilter: Sendable, Equatable {
-    enum Comparison: Sendable, Equatable { case eq, neq, gt, gte, lt, lte }
-    enum Test: Sendable, Equatable {
+package struct RowFilter: Sendable, Equatable {
+    package enum Comparison: Sendable, Equatable { case eq, neq, gt, gte, lt, lte }
+    package enum Test: Sendable, Equatable {
         case compare(Comparison, TypedValue)
         case oneOf([TypedValue])
         /// true: `is.null`; false: `is.not_null`.
@@ -418,11 +422,11 @@ struct RowFilter: Sendable, Equatable {
         case isTruth(TypedValue?)
     }
 
-    var column: Int
-    var negated: Bool
-    var test: Test
+    package var column: Int
+    package var negated: Bool
+    package var test: Test
 
-    func evaluate(_ cell: TypedValue?) -> Bool? {
+    package func evaluate(_ cell: TypedValue?) -> Bool? {
         let result: Bool?
         switch test {
         case .isNull(let wantsNull):
@@ -447,10 +451,10 @@ struct RowFilter: Sendable, Equatable {
     }
 }
 
-struct OrderTerm: Sendable, Equatable {
-    var column: Int
-    var descending: Bool
-    var nullsFirst: Bool
+package struct OrderTerm: Sendable, Equatable {
+    package var column: Int
+    package var descending: Bool
+    package var nullsFirst: Bool
 }
 
 /// The page asked for with `limit`/`offset` and (GET only, as RFC 9110 and PostgREST say) the
@@ -459,16 +463,16 @@ struct OrderTerm: Sendable, Equatable {
 /// Every bound is within `0 ... ReadOptions.Limits.maxIndex` (2^31-1) whatever is passed in, so the
 /// page arithmetic here and in `render` cannot overflow (issue 19: `Range: 0-9223372036854775807`
 /// trapped in `upper + 1` and took the process down).
-struct RowRange: Sendable, Equatable {
-    static let maxIndex = ReadOptions.Limits.maxIndex
+package struct RowRange: Sendable, Equatable {
+    package static let maxIndex = ReadOptions.Limits.maxIndex
 
-    var lower = 0
+    package var lower = 0
     /// Inclusive; nil is unbounded. At least `lower - 1` (an empty page) once checked.
-    var upper: Int?
+    package var upper: Int?
 
-    init() {}
+    package init() {}
 
-    init(limit: Int?, offset: Int?, header: String?) throws(APIError) {
+    package init(limit: Int?, offset: Int?, header: String?) throws(APIError) {
         // Clamped again here so that no caller can hand this type a number outside the domain.
         lower = Self.clamp(offset ?? 0)
         if let limit {
@@ -498,7 +502,7 @@ struct RowRange: Sendable, Equatable {
     /// `Range: 0-9` or `Range: 10-`; anything else is ignored, as PostgREST ignores it. Bounds of any
     /// length are read (PostgREST reads them as unbounded integers) and clamped to `maxIndex`;
     /// `backwards` compares them exactly, before clamping.
-    static func parseHeader(_ text: String) -> (from: Int, to: Int?, backwards: Bool)? {
+    package static func parseHeader(_ text: String) -> (from: Int, to: Int?, backwards: Bool)? {
         let parts = text.utf8.split(separator: UInt8(ascii: "-"), maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 4096, parts[1].count <= 4096,
               let from = saturatingDecimal(parts[0]) else { return nil }
@@ -508,7 +512,7 @@ struct RowRange: Sendable, Equatable {
     }
 
     /// ASCII digits as a number, saturating at `maxIndex`; nil for anything else (signs, spaces, empty).
-    static func saturatingDecimal(_ digits: Substring.UTF8View) -> Int? {
+    package static func saturatingDecimal(_ digits: Substring.UTF8View) -> Int? {
         guard !digits.isEmpty else { return nil }
         var value = 0
         for byte in digits {
@@ -527,7 +531,7 @@ struct RowRange: Sendable, Equatable {
 }
 
 /// The media type negotiated from `Accept`.
-enum ResultFormat: Sendable, Equatable {
+package enum ResultFormat: Sendable, Equatable {
     case json(stripNulls: Bool)
     /// `application/vnd.pgrst.object+json`: exactly one row, as an object.
     case object(stripNulls: Bool)
@@ -535,7 +539,7 @@ enum ResultFormat: Sendable, Equatable {
 
     /// The first acceptable media range by quality (then order), as PostgREST picks; 406 PGRST107
     /// when none is one pricesvc produces.
-    init(accept: String?) throws(APIError) {
+    package init(accept: String?) throws(APIError) {
         guard let accept, !accept.trimmingSpaces.isEmpty else {
             self = .json(stripNulls: false)
             return

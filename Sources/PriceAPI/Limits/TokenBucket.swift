@@ -1,25 +1,25 @@
 /// A token bucket: `capacity` requests at once, refilled continuously at `refillPerSecond`.
 /// Pure value; the caller supplies the clock so tests need no sleeping.
-public struct TokenBucket: Sendable, Equatable {
-    public let capacity: Double
-    public let refillPerSecond: Double
-    public private(set) var tokens: Double
-    public private(set) var updatedAt: Double
+struct TokenBucket: Sendable, Equatable {
+let capacity: Double
+let refillPerSecond: Double
+private(set) var tokens: Double
+private(set) var updatedAt: Double
 
-    public init(capacity: Double, refillPerSecond: Double, now: Double) {
+init(capacity: Double, refillPerSecond: Double, now: Double) {
         self.capacity = capacity
         self.refillPerSecond = refillPerSecond
         self.tokens = capacity
         self.updatedAt = now
     }
 
-    public enum Decision: Sendable, Equatable {
+enum Decision: Sendable, Equatable {
         case allowed
         /// Whole seconds until one token is back, at least 1.
         case limited(retryAfter: Int)
     }
 
-    public mutating func take(now: Double) -> Decision {
+mutating func take(now: Double) -> Decision {
         refill(now: now)
         if tokens >= 1 {
             tokens -= 1
@@ -30,7 +30,7 @@ public struct TokenBucket: Sendable, Equatable {
     }
 
     /// True when the bucket is full again, so a limiter may forget it.
-    public func isFull(now: Double) -> Bool {
+func isFull(now: Double) -> Bool {
         var copy = self
         copy.refill(now: now)
         return copy.tokens >= capacity
