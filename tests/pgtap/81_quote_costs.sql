@@ -6,54 +6,7 @@ begin;
 \ir _helpers.psql
 select plan(14);
 
--- Loads one zone, `SOURCE:z`, regulated by `policies` (CDS policy objects without ids; priority defaults
--- to the position), the way `pricesvc import-rates` sends a validated feed. Returns the location id.
-create function tap.zone_doc(source text, time_zone text, policies jsonb, zone jsonb default '{}',
-                             currency text default 'USD') returns jsonb
-    language plpgsql as $$
-declare
-    doc jsonb;
-begin
-    with p as (
-        select x.policy, x.pi, md5(source || '/' || x.pi)::uuid as id
-        from jsonb_array_elements(policies) with ordinality x(policy, pi)
-    ), r as (
-        select p.id, y.rule, y.ri - 1 as ri from p, jsonb_array_elements(p.policy -> 'rules') with ordinality y(rule, ri)
-    )
-    select jsonb_build_object(
-        'time_zone', time_zone, 'currency', currency, 'last_updated', 1767225600000,
-        'author', 'pgTAP', 'license_url', 'https://example.org/licence',
-        'zones', jsonb_build_array(jsonb_build_object(
-            'curb_zone_id', md5(source || '/zone')::uuid, 'location_id', source || ':z', 'user_zone_id', 'z',
-            'start_date', coalesce(zone -> 'start_date', '0'), 'end_date', zone -> 'end_date',
-            'published_date', 0, 'last_updated_date', 0,
-            'curb_policy_ids', (select jsonb_agg(p.id) from p))),
-        'policies', (select jsonb_agg(jsonb_build_object('curb_policy_id', p.id, 'published_date', 0,
-                                                         'priority', coalesce((p.policy ->> 'priority')::int, p.pi::int)))
-                     from p),
-        'rules', (select coalesce(jsonb_agg((r.rule - 'rate') || jsonb_build_object('curb_policy_id', r.id, 'rule_index', r.ri)), '[]')
-                  from r),
-        'time_spans', (select coalesce(jsonb_agg(s.span || jsonb_build_object('curb_policy_id', p.id, 'span_index', s.si - 1)), '[]')
-                       from p, jsonb_array_elements(coalesce(p.policy -> 'time_spans', '[]')) with ordinality s(span, si)),
-        'rates', (select coalesce(jsonb_agg(t.rate || jsonb_build_object('curb_policy_id', r.id, 'rule_index', r.ri,
-                                                                          'rate_index', t.ti - 1)), '[]')
-                  from r, jsonb_array_elements(coalesce(r.rule -> 'rate', '[]')) with ordinality t(rate, ti))
-    ) into doc;
-    return doc;
-end
-$$;
-create function tap.zone(source text, time_zone text, policies jsonb, zone jsonb default '{}',
-                         currency text default 'USD') returns text
-    language sql as $$
-        select private.cds_replace_source(source, tap.zone_doc(source, time_zone, policies, zone, currency)) is not null;
-        select source || ':z';
-    $$;
-
--- cost_cents, or the reason when the stay is not allowed.
-create function tap.cost(location text, starts_at timestamptz, duration interval) returns text
-    language sql as $$
-        select coalesce(c.cost_cents::text, c.reason) from public.published_cost(array[location], starts_at, duration) c
-    $$;
+\ir _cds_helpers.psql
 
 -- Weekdays 09:00-18:00 at 5 cents a minute; nothing governs at other times (free).
 select tap.zone('weekdays', 'America/New_York', $$[
