@@ -8,6 +8,7 @@ import dataclasses
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -62,6 +63,12 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
         return [r["client_report_id"] for r in rows]
 
     before = submit(4)
+    # pgBackRest keeps a backup's stop time in whole seconds, so a restore to T starts from a backup only
+    # when it stopped a full second before T: wait (on the database's clock) until the full one has.
+    deadline = time.monotonic() + 5
+    while db.scalar(f"select now() >= '{full['stop']}'::timestamptz + interval '1 second'") != "t":
+        assert time.monotonic() < deadline, f"the database's clock did not pass {full['stop']} + 1 s"
+        time.sleep(0.05)
     point_t = db.scalar("select now()")
     middle = submit(3)
     incremental = backup_sh("backup", pg_dir)
