@@ -209,6 +209,16 @@ begin
                               and mb.rank_in_band >= cp.below and mb.rank_in_band < cp.below + cp.reporters
         group by mb.location_id, mb.rate_kind, mb.currency, mb.reporters_in_group
     ),
+    -- Per group, the span of report times whose counting changed since its last fold. Materialized, so
+    -- that the span reaches the index scan of price_reports below as its bounds. Joined the other way,
+    -- as it was planned once statistics were fresh, each call read every report of each group (100 000
+    -- for a popular place, 1.3 s a call instead of 10 ms: bench row 5 at 0.03).
+    expiry as materialized (
+        select g.location_id, g.rate_kind,
+               least(mg.expired_through, cutoff) as after, greatest(mg.expired_through, cutoff) as through
+        from groups g
+        join private.median_groups mg on mg.location_id = g.location_id and mg.rate_kind = g.rate_kind
+    ),
     totals as (
         select t.location_id, t.rate_kind, t.currency, pg_catalog.sum(t.reports) as reports, pg_catalog.max(t.newest) as newest
         from (select t.location_id, t.rate_kind, t.currency, t.reports,
@@ -219,11 +229,10 @@ begin
               -- Counted reports that left the window since the group's last fold (or, for a clock behind
               -- the folder's, are still inside it for this reader). Queued ones were never counted.
               select r.location_id, r.rate_kind, r.currency, case when r.created_at <= cutoff then -1 else 1 end, null
-              from groups g
-              join private.median_groups mg on mg.location_id = g.location_id and mg.rate_kind = g.rate_kind
+              from expiry e
               join public.price_reports r
-                on r.location_id = g.location_id and r.rate_kind = g.rate_kind
-               and r.created_at > least(mg.expired_through, cutoff) and r.created_at <= greatest(mg.expired_through, cutoff)
+                on r.location_id = e.location_id and r.rate_kind = e.rate_kind
+               and r.created_at > e.after and r.created_at <= e.through
               where not exists (select from private.median_queue q where q.report_id = r.id)
               union all
               select q.location_id, q.rate_kind, q.currency, 1, q.created_at
