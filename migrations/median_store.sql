@@ -56,7 +56,7 @@ revoke all on function private.median_histogram_add(text, text, text[], integer[
 -- EXCLUSIVE lock on median_queue (median_rebuild). Every read here is one group's index range;
 -- enable_seqscan keeps it so when the queue's statistics are dominated by a few locations (see
 -- median_queued in medians.sql), or a fold would scan the whole queue.
-create or replace function private.median_fold(location_id text, rate_kind text)
+create or replace function private.median_fold_reports(location_id text, rate_kind text)
     returns void
     language plpgsql volatile set search_path = '' set enable_seqscan = off
 as $$
@@ -70,30 +70,30 @@ declare
     deltas integer[];
 begin
     insert into private.median_groups (location_id, rate_kind, expired_through)
-    values (median_fold.location_id, median_fold.rate_kind, cutoff)
+    values (median_fold_reports.location_id, median_fold_reports.rate_kind, cutoff)
     on conflict on constraint median_groups_pkey do nothing;
     select g.expired_through into expired_through from private.median_groups g
-    where g.location_id = median_fold.location_id and g.rate_kind = median_fold.rate_kind;
+    where g.location_id = median_fold_reports.location_id and g.rate_kind = median_fold_reports.rate_kind;
 
     -- Counted reports that left the window since the last fold. Queued ones were never counted.
     if expired_through < cutoff then
         update private.median_totals t set reports = t.reports - gone.reports
         from (select r.currency, pg_catalog.count(*) as reports
               from public.price_reports r
-              where r.location_id = median_fold.location_id and r.rate_kind = median_fold.rate_kind
+              where r.location_id = median_fold_reports.location_id and r.rate_kind = median_fold_reports.rate_kind
                 and r.created_at > expired_through and r.created_at <= cutoff
                 and not exists (select from private.median_queue q where q.report_id = r.id)
               group by r.currency) gone
-        where t.location_id = median_fold.location_id and t.rate_kind = median_fold.rate_kind
+        where t.location_id = median_fold_reports.location_id and t.rate_kind = median_fold_reports.rate_kind
           and t.currency = gone.currency;
         update private.median_groups g set expired_through = cutoff
-        where g.location_id = median_fold.location_id and g.rate_kind = median_fold.rate_kind;
+        where g.location_id = median_fold_reports.location_id and g.rate_kind = median_fold_reports.rate_kind;
     end if;
 
     -- Latest prices that left the window leave the histograms.
     with gone as (
         update private.median_latest l set counted = false
-        where l.location_id = median_fold.location_id and l.rate_kind = median_fold.rate_kind
+        where l.location_id = median_fold_reports.location_id and l.rate_kind = median_fold_reports.rate_kind
           and l.counted and l.created_at <= cutoff
         returning l.currency, l.price_cents
     )
@@ -101,14 +101,14 @@ begin
     into currencies, prices, deltas
     from gone g;
     if currencies is not null then
-        perform private.median_histogram_add(median_fold.location_id, median_fold.rate_kind, currencies, prices, deltas);
+        perform private.median_histogram_add(median_fold_reports.location_id, median_fold_reports.rate_kind, currencies, prices, deltas);
     end if;
 
     -- Queued reports of reporters mature by the margin are taken in: matures_at is the report's
     -- reporter_matures_at, the one definition of maturity readers use too.
     with moved as (
         delete from private.median_queue q
-        where q.location_id = median_fold.location_id and q.rate_kind = median_fold.rate_kind
+        where q.location_id = median_fold_reports.location_id and q.rate_kind = median_fold_reports.rate_kind
           and q.matures_at <= folded_at - private.median_fold_margin()
         returning q
     )
@@ -118,7 +118,7 @@ begin
     end if;
 
     insert into private.median_totals as t (location_id, rate_kind, currency, reports, newest)
-    select median_fold.location_id, median_fold.rate_kind, x.currency, pg_catalog.count(*), pg_catalog.max(x.created_at)
+    select median_fold_reports.location_id, median_fold_reports.rate_kind, x.currency, pg_catalog.count(*), pg_catalog.max(x.created_at)
     from pg_catalog.unnest(taken) x
     where x.created_at > cutoff
     group by x.currency
@@ -133,7 +133,7 @@ begin
     ),
     previous as (
         select l.* from private.median_latest l join candidate c on c.reporter_id = l.reporter_id
-        where l.location_id = median_fold.location_id and l.rate_kind = median_fold.rate_kind
+        where l.location_id = median_fold_reports.location_id and l.rate_kind = median_fold_reports.rate_kind
     ),
     newer as (
         select c.* from candidate c left join previous p on p.reporter_id = c.reporter_id
@@ -142,7 +142,7 @@ begin
     stored as (
         insert into private.median_latest as l (location_id, rate_kind, reporter_id, currency, price_cents, created_at,
                                                 report_id, counted)
-        select median_fold.location_id, median_fold.rate_kind, n.reporter_id, n.currency, n.price_cents, n.created_at,
+        select median_fold_reports.location_id, median_fold_reports.rate_kind, n.reporter_id, n.currency, n.price_cents, n.created_at,
                n.report_id, n.created_at > cutoff
         from newer n
         on conflict on constraint median_latest_pkey
@@ -160,8 +160,74 @@ begin
     into currencies, prices, deltas
     from changes c;
     if currencies is not null then
-        perform private.median_histogram_add(median_fold.location_id, median_fold.rate_kind, currencies, prices, deltas);
+        perform private.median_histogram_add(median_fold_reports.location_id, median_fold_reports.rate_kind, currencies, prices, deltas);
     end if;
+end
+$$;
+revoke all on function private.median_fold_reports(text, text) from public;
+
+-- What a summary was made under: the threshold and the window. A reader uses a summary only under the same.
+create or replace function private.median_summary_rule() returns text
+    language sql stable set search_path = ''
+    return private.median_min_reporters()::pg_catalog.text || ' reporters over ' || private.report_window()::pg_catalog.text;
+revoke all on function private.median_summary_rule() from public;
+
+-- Writes one group's summary, if median_groups knows the group: what report_medians_exact (medians.sql)
+-- returns for it at this clock, and until when that can hold without another report (the group's oldest
+-- report in the window leaving it). The caller holds what a fold holds for the group (its lock, or an
+-- EXCLUSIVE lock on median_queue).
+create or replace function private.median_summarize_group(location_id text, rate_kind text)
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    made_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+    window_length constant interval := private.report_window();
+begin
+    delete from private.median_summaries s
+    where s.location_id = median_summarize_group.location_id and s.rate_kind = median_summarize_group.rate_kind;
+    insert into private.median_summaries (location_id, rate_kind, currency, median_cents, reporters, reports, last_reported_at)
+    select e.location_id, e.rate_kind, e.currency, e.median_cents, e.reporters, e.reports, e.last_reported_at
+    from private.report_medians_exact(array[median_summarize_group.location_id], array[median_summarize_group.rate_kind],
+                                      made_at) e;
+    update private.median_groups mg
+    set summarized_at = made_at,
+        summary_rule = private.median_summary_rule(),
+        summary_until = coalesce((select r.created_at + window_length from public.price_reports r
+                                  where r.location_id = median_summarize_group.location_id
+                                    and r.rate_kind = median_summarize_group.rate_kind
+                                    and r.created_at > made_at - window_length
+                                  order by r.created_at
+                                  limit 1),
+                                 'infinity')
+    where mg.location_id = median_summarize_group.location_id and mg.rate_kind = median_summarize_group.rate_kind;
+end
+$$;
+revoke all on function private.median_summarize_group(text, text) from public;
+
+-- Summarizes the given groups (location_ids[i], rate_kinds[i]) one by one: a group costs what one read
+-- of it costs (set-based over all 20 000 groups of the bench, the exact query ran for over 10 minutes).
+create or replace function private.median_summarize(location_ids text[], rate_kinds text[])
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+begin
+    for i in 1 .. coalesce(pg_catalog.cardinality(median_summarize.location_ids), 0) loop
+        perform private.median_summarize_group(median_summarize.location_ids[i], median_summarize.rate_kinds[i]);
+    end loop;
+end
+$$;
+revoke all on function private.median_summarize(text[], text[]) from public;
+
+-- Folds one group (median_fold_reports) and writes its summary. The caller holds the group's advisory
+-- lock (median_lock_namespace()), or an EXCLUSIVE lock on median_queue.
+create or replace function private.median_fold(location_id text, rate_kind text)
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+begin
+    perform private.median_fold_reports(median_fold.location_id, median_fold.rate_kind);
+    perform private.median_summarize_group(median_fold.location_id, median_fold.rate_kind);
 end
 $$;
 revoke all on function private.median_fold(text, text) from public;
@@ -183,7 +249,7 @@ begin
     lock table private.median_queue in exclusive mode;
     if location_ids is null then
         truncate private.median_queue, private.median_groups, private.median_latest, private.median_prices,
-                 private.median_price_bands, private.median_totals;
+                 private.median_price_bands, private.median_totals, private.median_summaries;
     else
         delete from private.median_queue x where x.location_id = any (location_ids);
         delete from private.median_groups x where x.location_id = any (location_ids);
@@ -191,6 +257,7 @@ begin
         delete from private.median_prices x where x.location_id = any (location_ids);
         delete from private.median_price_bands x where x.location_id = any (location_ids);
         delete from private.median_totals x where x.location_id = any (location_ids);
+        delete from private.median_summaries x where x.location_id = any (location_ids);
     end if;
 
     -- Reports of identities not mature (by the margin) wait in the queue, as a fold would leave them.
@@ -235,6 +302,14 @@ begin
     from private.median_latest l
     where (location_ids is null or l.location_id = any (location_ids)) and l.counted
     group by l.location_id, l.rate_kind, l.currency, l.price_cents / width;
+
+    -- The rebuilt groups' summaries (a first build, before medians.sql defines what they hold, leaves
+    -- them to medians.sql).
+    if pg_catalog.to_regprocedure('private.report_medians_exact(text[], text[], timestamp with time zone)') is not null then
+        perform private.median_summarize(pg_catalog.array_agg(g.location_id), pg_catalog.array_agg(g.rate_kind))
+        from private.median_groups g
+        where location_ids is null or g.location_id = any (location_ids);
+    end if;
 end
 $$;
 revoke all on function private.median_rebuild(text[]) from public;

@@ -72,7 +72,7 @@ select is((select array_agg(a.attname || ' ' || format_type(a.atttypid, a.atttyp
 select is((select array_agg(p.proname::text order by p.proname) from pg_proc p
            where p.prorettype = 'private.median_row'::regtype and p.proretset
              and p.pronamespace <> 'tap'::regnamespace),
-          array['price_median', 'price_median_overview', 'price_medians', 'report_medians', 'report_medians_scanned'],
+          array['price_median', 'price_median_overview', 'price_medians', 'report_medians', 'report_medians_exact', 'report_medians_scanned'],
           'every median function returns median rows');
 select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) order by t.oid::regtype::text)
            from pg_type t left join pg_class c on c.oid = t.typrelid

@@ -36,7 +36,9 @@ begin
     update private.median_queue set created_at = created_at - by, matures_at = matures_at - by where location_id like 'prop:%';
     update private.median_latest set created_at = created_at - by where location_id like 'prop:%';
     update private.median_totals set newest = newest - by where location_id like 'prop:%';
-    update private.median_groups set expired_through = expired_through - by where location_id like 'prop:%';
+    update private.median_groups set expired_through = expired_through - by, summarized_at = summarized_at - by,
+                                     summary_until = summary_until - by where location_id like 'prop:%';
+    update private.median_summaries set last_reported_at = last_reported_at - by where location_id like 'prop:%';
     update auth.users set created_at = created_at - by where id in (select reporter from tap.reporters);
     set local session_replication_role = origin;
 end
