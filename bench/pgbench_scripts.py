@@ -11,7 +11,11 @@ pipelined with one Sync like PriceDB's ConnectionPool.run:
   OUT_DIR/pgbench-submit.sql   submitterIdentity + insertReports   (POST /rest/v1/price_reports with currency,
                                return=minimal)
   OUT_DIR/pgbench-medians.sql  identity + medians         (POST /rest/v1/rpc/price_medians)
-  OUT_DIR/pgbench-quotes.sql   identity + quotes          (POST /rest/v1/rpc/price_quotes, every argument given)
+  OUT_DIR/pgbench-quotes.sql   identity + quotes          (POST /rest/v1/rpc/price_quotes, every argument given;
+                               also the stay-length curve, for 1 location)
+  OUT_DIR/pgbench-read-floor.sql  identity + the read floor: the rows of :ids read by primary key from
+                               bench.floor_medians (bench/read_floor.sql), the location ids passed as pricesvc
+                               passes them to price_medians (one JSON array), the median columns selected
   OUT_DIR/pgbench-verified.sql the submission script again, for row 2's rounds (reporters of their own,
                                bench.tokens side 'verified', so no reporter nears the cap)
   OUT_DIR/pgbench-floor.sql    the floor: the submission script, run as role bench_floor (bench/setup.sql:
@@ -94,6 +98,14 @@ def main() -> None:
         script.write("\\startpipeline\n")
         script.write(bind(found["identity"], {1: ":role", 2: ":token"}) + ";\n")
         script.write(bind(found["quotes"], {1: ":ids", 2: ":kind", 3: ":starts", 4: ":duration"}) + ";\n")
+        script.write("\\endpipeline\n")
+    with open(f"{out_dir}/pgbench-read-floor.sql", "w") as script:
+        script.write(header.format("identity + the read floor, 12 stored rows by primary key"))
+        script.write("\\startpipeline\n")
+        script.write(bind(found["identity"], {1: ":role", 2: ":token"}) + ";\n")
+        script.write("select m.location_id, m.rate_kind, m.currency, m.median_cents, m.reporters, m.reports, m.last_reported_at\n"
+                     "from bench.floor_medians m\n"
+                     "where m.location_id = any (array(select pg_catalog.jsonb_array_elements_text(:ids::jsonb)));\n")
         script.write("\\endpipeline\n")
 
 

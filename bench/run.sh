@@ -13,6 +13,17 @@
 #   8. scale: medians and submissions (pgbench) on a second database of 10 000 000 reports vs this one
 #   9. price_quotes for the same 12 locations (medians beside published CDS rates for a 2-hour stay):
 #      wrk vs pgbench on the same statements
+#  (numbered as in the results table:)
+#  11. pricesvc's own CPU per submission vs PostgreSQL's per submission (row 1's pricesvc side)
+#  12. the read floor: 12 precomputed rows (bench.floor_medians, one per location) read by primary key,
+#      pgbench; price_medians(12) via pgbench (row 4's) vs it
+#  13. price_quotes(12, 2 h) via pgbench (row 10's) vs the read floor
+#  5f. row 5 right after ANALYZE of the whole database (fresh statistics, as after a seed or a restore),
+#      measured before anything else
+#  14. a mixed search workload through pricesvc: Zipf-drawn locations, medians and quotes searches and a
+#      share of submissions (wrk); searches/s and PostgreSQL CPU per search, reported without a target
+#  15. the stay-length curve: price_quotes for 1 location (bench-stay:metered) and stays of 1 hour,
+#      1 day, 30 days and 366 days (pgbench); PostgreSQL CPU per call, 366 days vs 1 hour
 #
 # Everything runs on loopback and Unix sockets under var/bench; every process started here is
 # stopped on exit. Settings (environment):
@@ -33,6 +44,13 @@
 #   BENCH_SCALE_REPORTS=10000000  reports of the scale database (pricesvc_scale), seeded once, with
 #                           locations and reporters scaled alike so a queried location has the same
 #                           shape; 0 skips the scale rows
+#   BENCH_STAY_SECONDS=5    length of each stay-length run (row 15: 4 stays × BENCH_ROUNDS)
+#   BENCH_STAY_CLIENTS=2    pgbench clients of the stay-length runs (one per core: each backend's start-up
+#                           and first plans, paid again by every run, stay a small part of a short run)
+#   BENCH_MIX_REPORTERS=20000  fresh reporters for the mixed workload's submissions (row 14; each used at
+#                           most once per run while a wrk thread's slice lasts)
+#   BENCH_ZIPF_S=1.1, BENCH_SUBMIT_PERCENT=5  the mixed workload's Zipf exponent over the BENCH_LOCATIONS
+#                           seeded locations, and its share of submissions
 #   BENCH_POOL_SIZE         PRICESVC_POOL_SIZE for the run (default: the service's default)
 #   BENCH_PORT, BENCH_NGINX_PORT  (default: free ports)
 #   PRICESVC_BIN            default .build/release/pricesvc
@@ -57,6 +75,11 @@ SCALE_REPORTS=${BENCH_SCALE_REPORTS:-10000000}
 WARMUP=${BENCH_WARMUP_SECONDS:-2}
 ROUNDS=${BENCH_ROUNDS:-2}
 SUBMIT_ROUNDS=${BENCH_SUBMIT_ROUNDS:-4}
+STAY_SECS=${BENCH_STAY_SECONDS:-5}
+STAY_CLIENTS=${BENCH_STAY_CLIENTS:-2}
+MIX_REPORTERS=${BENCH_MIX_REPORTERS:-20000}
+ZIPF_S=${BENCH_ZIPF_S:-1.1}
+SUBMIT_PERCENT=${BENCH_SUBMIT_PERCENT:-5}
 # Runs of price_medians can be set longer when a data shape makes each call slow (wrk counts only
 # completed requests).
 MEDIAN_SECS=${BENCH_MEDIAN_SECONDS:-$SECS}
@@ -82,6 +105,13 @@ done
 # details shows what each side reached.
 pg_side_runs=$(( SUBMIT_ROUNDS + (SCALE_REPORTS > 0 ? ROUNDS : 0) ))
 (( pg_side_runs <= 10 )) || die "BENCH_SUBMIT_ROUNDS (+ BENCH_ROUNDS with the scale rows) is $pg_side_runs: at most 10, the cap per reporter"
+# The mixed workload (row 14) runs BENCH_ROUNDS times; each run starts its reporters from the first.
+(( ROUNDS <= 10 )) || die "BENCH_ROUNDS is $ROUNDS: at most 10, the cap per reporter of the mixed workload"
+[[ $MIX_REPORTERS =~ ^[0-9]+$ ]] && (( MIX_REPORTERS >= THREADS )) || die "BENCH_MIX_REPORTERS must be a whole number of at least BENCH_THREADS"
+[[ $SUBMIT_PERCENT =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v p="$SUBMIT_PERCENT" 'BEGIN { exit !(p <= 100) }' ||
+  die "BENCH_SUBMIT_PERCENT must be a number from 0 to 100"
+[[ $STAY_CLIENTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_STAY_CLIENTS must be a whole number of at least 1"
+[[ $ZIPF_S =~ ^[0-9]+([.][0-9]+)?$ ]] || die "BENCH_ZIPF_S must be a positive number"
 note() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 [ -x "$BIN" ] || die "no pricesvc binary at $BIN (make build, or set PRICESVC_BIN)"
@@ -179,6 +209,12 @@ seed() {
   fi
 }
 seed pricesvc "$SEED_REPORTS" "$SEED_LOCATIONS" "$SEED_REPORTERS"
+# The read floor's table (rows 12, 13), from the seeded reports, once per seed.
+if [ "$(psql_su -tAc "select count(*) from bench.seeded
+                      where what = 'read-floor' and to_regclass('bench.floor_medians') is not null")" != 1 ]; then
+  note "building the read floor (bench.floor_medians: one row per seeded location)"
+  psql_su -v marker=read-floor -f bench/read_floor.sql >/dev/null
+fi
 seeded=$(psql_su -tAc "select count(*) from public.price_reports where location_id like 'bench:loc-%'")
 if [ "$SCALE_REPORTS" -gt 0 ]; then
   scale_factor=$(( (SCALE_REPORTS + SEED_REPORTS - 1) / SEED_REPORTS ))
@@ -200,9 +236,16 @@ databases=(pricesvc)
 # after a day of runs the "1 000 000 reports" database held 13 M, so row 9 no longer compared sizes.
 # The median store's delete trigger rebuilds the groups they leave. A reporter goes only if it is younger
 # than 100 days and has no report left: seeded reporters (aged 200 days by bench/seed.sql) stay twice over.
+# The mixed workload (row 14) submits at the seeded locations themselves: its reports are the ones made
+# there after the seed (the seed dates every report before its own transaction).
 for db in "${databases[@]}"; do
   removed=$(psql_su -d "$db" -tA <<'SQL'
-with gone as (delete from public.price_reports where location_id like 'bench:sub-%' returning 1)
+with seeded as (select max(at) as at from bench.seeded where what like 'medians:%'),
+gone as (delete from public.price_reports r
+         where r.location_id like 'bench:sub-%'
+            or ((r.location_id like 'bench:loc-%' or r.location_id = 'bench:popular')
+                and r.created_at > (select at from seeded))
+         returning 1)
 select count(*) from gone;
 delete from auth.users u
 where u.created_at > now() - interval '100 days'
@@ -218,7 +261,7 @@ done
 # earlier run (less than an hour ago) must not be reused.
 run_id=$(date +%s)
 note "minting $REPORTERS reporters per submission side"
-python3 bench/tokens.py "$secret_file" "$run_id" "$REPORTERS" "$state/run"
+python3 bench/tokens.py "$secret_file" "$run_id" "$REPORTERS" "$state/run" "$MIX_REPORTERS"
 for db in "${databases[@]}"; do
   load_reporters "$db" "$state/run/reporters.tsv"
   # Autovacuum is off for these tables (bench/setup.sql), so the vacuum and the statistics they need
@@ -233,6 +276,10 @@ python3 bench/pgbench_scripts.py "$state/run/statements.json" "$state/run"
 python3 bench/published_feed.py >"$state/run/published-feed.json"
 "$BIN" import-rates --migration-database-url "$owner_url" --source bench "$state/run/published-feed.json" \
   >"$out/import-rates.log" 2>&1 || { cat "$out/import-rates.log" >&2; die "pricesvc import-rates failed"; }
+# The stay-length curve's zone (row 15), a source of its own: bench-stay:metered.
+python3 bench/stay_feed.py >"$state/run/stay-feed.json"
+"$BIN" import-rates --migration-database-url "$owner_url" --source bench-stay "$state/run/stay-feed.json" \
+  >"$out/import-stay-rates.log" 2>&1 || { cat "$out/import-stay-rates.log" >&2; die "pricesvc import-rates (bench-stay) failed"; }
 # Monday 17:30 in the feed's zone, for two hours: metered, then free.
 QUOTE_STARTS=2026-03-02T17:30:00-05:00
 QUOTE_DURATION=PT2H
@@ -317,7 +364,8 @@ nginx_pid=$(cat "$nginx_dir/nginx.pid")
 
 # ---------------------------------------------------------------- runners
 # Each runner writes $out/NAME.txt and sets R_RATE (per second), R_OK, R_BAD, R_P50/R_P99 (ms),
-# R_SRV (server CPU ms per request), R_PG (PostgreSQL CPU ms per request).
+# R_SRV (server CPU ms per request), R_PG (PostgreSQL CPU ms per request); run_wrk also R_SECONDS (the
+# run's length) and R_PG_MS / R_SRV_MS (all of PostgreSQL's and the server's CPU ms in the run).
 rate() { awk -v r="$1" 'BEGIN { printf (r < 100 ? "%.2f" : "%.0f"), r }'; }
 field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" "$2" | head -n 1; }
 
@@ -345,6 +393,11 @@ run_wrk() {  # name mode url connections seconds server_pid
   R_P99=$(awk -v v="$(field p99_us "$file")" 'BEGIN { printf "%.2f", v / 1000 }')
   R_SRV=$(awk -v t=$((srv1 - srv0)) -v n="$requests" -v hz="$HZ" 'BEGIN { printf "%.3f", n ? t * 1000 / hz / n : 0 }')
   R_PG=$(awk -v t=$((pg1 - pg0)) -v n="$requests" -v hz="$HZ" 'BEGIN { printf "%.3f", n ? t * 1000 / hz / n : 0 }')
+  R_SECONDS=$(awk -v d="$duration" 'BEGIN { print d / 1e6 }')
+  R_PG_MS=$(( (pg1 - pg0) * 1000 / HZ )); R_SRV_MS=$(( (srv1 - srv0) * 1000 / HZ ))
+}
+status_count() {  # status "200:5,201:3" → how many answers had that status
+  tr ',' '\n' <<<"$2" | awk -F: -v s="$1" '$1 == s { n += $2 } END { print n + 0 }'
 }
 
 # pgbench's backends exit when it does, and their CPU time reaches the postmaster's cutime only once it
@@ -363,14 +416,14 @@ settle_backends() {  # children of the postmaster before the run
   note "WARNING: pgbench's backends were not all reaped after 5 s; its PostgreSQL CPU is undercounted"
 }
 
-run_pgbench() {  # name script seconds -D... (PGB_DB: the database, default pricesvc)
+run_pgbench() {  # name script seconds -D... (PGB_DB: the database, default pricesvc; PGB_CLIENTS: default BENCH_CLIENTS)
   local name=$1 script=$2 secs=$3 file=$out/$1.txt
   shift 3
   local pg0 pg1 children
   children=$(cat /proc/"$postmaster_pid"/task/*/children 2>/dev/null)
   pg0=$(tree_ticks "$postmaster_pid")
   PGOPTIONS=$(cat "$state/run/pgbench-options.txt") \
-  "$PGBENCH" -n -h "$PGHOST" -U authenticator -c "$CLIENTS" -j "$THREADS" -T "$secs" -M prepared \
+  "$PGBENCH" -n -h "$PGHOST" -U authenticator -c "${PGB_CLIENTS:-$CLIENTS}" -j "$THREADS" -T "$secs" -M prepared \
     -f "$script" "$@" "${PGB_DB:-pricesvc}" >"$file" 2>&1 || { cat "$file" >&2; die "pgbench $name failed"; }
   settle_backends "$children"
   pg1=$(tree_ticks "$postmaster_pid")
@@ -387,7 +440,7 @@ run_pgbench() {  # name script seconds -D... (PGB_DB: the database, default pric
 }
 
 declare -A T   # results: T[row.side.metric]
-save() {  # row side — rates are averaged and counts summed over the rounds; latencies are the last round's
+save() {  # row side — rates and CPU per request are averaged and counts summed over the rounds; latencies are the last round's
   local n=$(( ${T[$1.$2.rounds]:-0} + 1 ))
   T[$1.$2.rounds]=$n
   T[$1.$2.sum]=$(awk -v a="${T[$1.$2.sum]:-0}" -v b="$R_RATE" 'BEGIN { print a + b }')
@@ -395,7 +448,16 @@ save() {  # row side — rates are averaged and counts summed over the rounds; l
   T[$1.$2.rates]="${T[$1.$2.rates]:+${T[$1.$2.rates]} }$R_RATE"
   T[$1.$2.ok]=$(( ${T[$1.$2.ok]:-0} + R_OK )); T[$1.$2.bad]=$(( ${T[$1.$2.bad]:-0} + R_BAD ))
   T[$1.$2.err]=$(( ${T[$1.$2.err]:-0} + R_ERR ))
-  T[$1.$2.p50]=$R_P50; T[$1.$2.p99]=$R_P99; T[$1.$2.srv]=$R_SRV; T[$1.$2.pg]=$R_PG
+  T[$1.$2.p50]=$R_P50; T[$1.$2.p99]=$R_P99
+  # CPU per request: the mean over the rounds (a single round's figure moves by ±10 %).
+  local metric
+  for metric in srv pg; do
+    local value
+    [ "$metric" = srv ] && value=$R_SRV || value=$R_PG
+    if [ "$value" = - ]; then T[$1.$2.$metric]=-; continue; fi
+    T[$1.$2.$metric.sum]=$(awk -v a="${T[$1.$2.$metric.sum]:-0}" -v b="$value" 'BEGIN { print a + b }')
+    T[$1.$2.$metric]=$(awk -v s="${T[$1.$2.$metric.sum]}" -v n="$n" 'BEGIN { printf "%.3f", s / n }')
+  done
   T[$1.$2.statuses]="${T[$1.$2.statuses]:+${T[$1.$2.statuses]} }$R_STATUSES"
 }
 
@@ -436,6 +498,24 @@ note "warm-up ${WARMUP}s (healthz; the seeded table is read once into shared buf
 psql_su -c "select count(*) from public.price_reports" >/dev/null
 run_wrk warmup healthz "$app" "$CLIENTS" "$WARMUP" "$pricesvc_pid"
 
+# Row 5f: row 5 on fresh statistics, before anything else has run. A freshly seeded or restored database
+# has just been analyzed; with those statistics row 5 once read 0.03 (the planner read every report of
+# the popular place in each call: migrations/medians.sql, the totals' expiry correction). Reseeding takes
+# minutes, so each round analyzes the whole database first (every table of the median store, whatever
+# it holds then, and price_reports), and waits for that backend to be reaped so its CPU is not the
+# round's. Row 5 proper, later in the run, measures the same calls on the statistics as they are by then.
+for round in $(seq "$ROUNDS"); do
+  note "5f. price_medians with the popular location vs 12 ordinary right after ANALYZE (pgbench, ${MEDIAN_SECS}s each), round $round"
+  before_analyze=$(cat /proc/"$postmaster_pid"/task/*/children 2>/dev/null)
+  psql_su -c analyze >/dev/null
+  settle_backends "$before_analyze"
+  in_order "$round" \
+    'run_pgbench fresh-popular "$state/run/pgbench-medians.sql" "$MEDIAN_SECS" \
+       -D role=authenticated -D token="$reader" -D ids="$popular_json"; save fresh_popular ref' \
+    'run_pgbench fresh-ordinary "$state/run/pgbench-medians.sql" "$MEDIAN_SECS" \
+       -D role=authenticated -D token="$reader" -D ids="$locations_json"; save fresh_ordinary ref'
+done
+
 for round in $(seq "$ROUNDS"); do
   note "3. healthz: pricesvc vs nginx (${SECS}s each, $CLIENTS connections, wrk -t $THREADS), round $round"
   in_order "$round" \
@@ -451,6 +531,14 @@ for round in $(seq "$ROUNDS"); do
        -D role=authenticated -D token="$reader" -D ids="$locations_json"; save medians ref'
 done
 
+# Rows 12 and 13: what reading 12 stored rows costs, by the same clients in the same protocol (identity
+# statement, token verified, one pipeline), against rows 4's and 10's pgbench sides of this run.
+for round in $(seq "$ROUNDS"); do
+  note "12. the read floor: 12 precomputed rows by primary key (pgbench, ${SECS}s), round $round"
+  run_pgbench read-floor "$state/run/pgbench-read-floor.sql" "$SECS" \
+    -D role=authenticated -D token="$reader" -D ids="$locations_json"; save read_floor ref
+done
+
 for round in $(seq "$ROUNDS"); do
   note "9. price_quotes: pricesvc vs pgbench (${MEDIAN_SECS}s each), round $round"
   in_order "$round" \
@@ -458,6 +546,38 @@ for round in $(seq "$ROUNDS"); do
     'run_pgbench quotes-pgbench "$state/run/pgbench-quotes.sql" "$MEDIAN_SECS" \
        -D role=authenticated -D token="$reader" -D ids="$locations_json" -D kind=hourly \
        -D starts="$QUOTE_STARTS" -D duration="$QUOTE_DURATION"; save quotes ref'
+done
+
+# Row 15: the stay-length curve. One metered location (bench/stay_feed.py), the same start as row 10, stays
+# from an hour to a year; each stay is probed once first, so a quote that stops early (not allowed) is
+# seen rather than measured as cheap. The order of the stays is reversed every other round. Two clients,
+# not 16: a year-long quote is a tenth of a second or more, so 16 fresh backends would each make a few
+# calls in a run and their start-up (connection, catalog caches, first plans) would weigh on the 1-hour
+# stay's CPU per call and flatter the ratio. With one client per core pgbench's latency is the call's time.
+stays=(PT1H P1D P30D P366D)
+stay_ids='["bench-stay:metered"]'
+stay_probes=""
+for stay in "${stays[@]}"; do
+  probe=$(psql_su -tA -F ' ' -c "select coalesce(published_cents::text, 'none'), coalesce(published_allowed::text, 'none'),
+                                        coalesce(published_reason, '-')
+                                 from public.price_quotes(array['bench-stay:metered'], 'hourly', '$QUOTE_STARTS', '$stay')" 2>&1) ||
+    probe="error: $probe"
+  stay_probes="${stay_probes:+$stay_probes; }$stay ${probe// /, }"
+  case "$probe" in
+    *' true '*) ;;
+    *) note "WARNING: price_quotes(bench-stay:metered, $stay) is not an allowed, priced stay: $probe" ;;
+  esac
+done
+for round in $(seq "$ROUNDS"); do
+  order=("${stays[@]}")
+  (( round % 2 == 0 )) && order=(P366D P30D P1D PT1H)
+  note "15. stay-length curve: price_quotes(1 location) for ${order[*]} (pgbench, $STAY_CLIENTS clients, ${STAY_SECS}s each), round $round"
+  for stay in "${order[@]}"; do
+    PGB_CLIENTS=$STAY_CLIENTS run_pgbench "stay-$stay" "$state/run/pgbench-quotes.sql" "$STAY_SECS" \
+      -D role=authenticated -D token="$reader" -D ids="$stay_ids" -D kind=hourly \
+      -D starts="$QUOTE_STARTS" -D duration="$stay"
+    save "stay_$stay" ref
+  done
 done
 
 for round in $(seq "$ROUNDS"); do
@@ -509,6 +629,22 @@ if [ "$SCALE_REPORTS" -gt 0 ]; then
   done
 fi
 
+# Row 14: searches as drivers' apps make them, beside a few submissions, through pricesvc. Location ids
+# are drawn from a Zipf law over the seeded locations (rank k is bench:loc-k, so the 12 with published
+# rates are the most asked for); the submissions come from reporters of their own and land at the
+# seeded locations (young identities: queued, as a new reporter's are). wrk.lua formats them; 200s are
+# searches, 201s submissions. PostgreSQL's CPU per search is all of its CPU in the run over the searches.
+export BENCH_LOCATIONS=$SEED_LOCATIONS BENCH_ZIPF_S=$ZIPF_S BENCH_SUBMIT_PERCENT=$SUBMIT_PERCENT BENCH_MIX_TOKENS=$state/run/tokens-mixed.txt
+for round in $(seq "$ROUNDS"); do
+  note "14. mixed search workload through pricesvc (Zipf s=$ZIPF_S, $SUBMIT_PERCENT % submissions, ${SECS}s), round $round"
+  run_wrk search-pricesvc search "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save search app; drain
+  T[search.searches]=$(( ${T[search.searches]:-0} + $(status_count 200 "$R_STATUSES") ))
+  T[search.submissions]=$(( ${T[search.submissions]:-0} + $(status_count 201 "$R_STATUSES") ))
+  T[search.pg_ms]=$(( ${T[search.pg_ms]:-0} + R_PG_MS )); T[search.srv_ms]=$(( ${T[search.srv_ms]:-0} + R_SRV_MS ))
+  T[search.seconds]=$(awk -v a="${T[search.seconds]:-0}" -v b="$R_SECONDS" 'BEGIN { print a + b }')
+done
+mixed_rows=$(reports_of mixed); mixed_max=$(reporters_max_use mixed)
+
 note "the live-session check in auth.jwt(), timed inside PostgreSQL (20 000 calls each)"
 read -r verify_us lookup_us < <(psql_su -tA -F ' ' -c "select round(verify_us::numeric, 2), round(lookup_us::numeric, 2)
                                                      from bench.session_check_cost('$reader', 20000)")
@@ -548,6 +684,18 @@ r_quotes=$(ratio "${T[quotes.app.rate]}" "${T[quotes.ref.rate]}")
 r_floor=$(ratio "${T[verified.ref.rate]}" "${T[floor.ref.rate]}")
 r_cpu=$(ratio "${T[submit.app.pg]}" "${T[submit.ref.pg]}")
 r_popular=$(ratio "${T[popular.ref.rate]}" "${T[ordinary.ref.rate]}")
+r_fresh=$(ratio "${T[fresh_popular.ref.rate]}" "${T[fresh_ordinary.ref.rate]}")
+r_own_cpu=$(ratio "${T[submit.app.srv]}" "${T[submit.app.pg]}")
+r_floor_medians=$(ratio "${T[medians.ref.rate]}" "${T[read_floor.ref.rate]}")
+r_floor_quotes=$(ratio "${T[quotes.ref.rate]}" "${T[read_floor.ref.rate]}")
+search_rate=$(rate "$(awk -v n="${T[search.searches]}" -v s="${T[search.seconds]}" 'BEGIN { print (s > 0) ? n / s : 0 }')")
+submission_rate=$(rate "$(awk -v n="${T[search.submissions]}" -v s="${T[search.seconds]}" 'BEGIN { print (s > 0) ? n / s : 0 }')")
+search_pg=$(awk -v t="${T[search.pg_ms]}" -v n="${T[search.searches]}" 'BEGIN { if (n > 0) printf "%.3f", t / n; else print "n/a" }')
+r_stay=$(awk -v a="${T[stay_P366D.ref.pg]}" -v b="${T[stay_PT1H.ref.pg]}" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }')
+stay_curve=""
+for stay in "${stays[@]}"; do
+  stay_curve="${stay_curve:+$stay_curve; }$stay ${T[stay_$stay.ref.pg]} ms CPU, ${T[stay_$stay.ref.p99]} ms per call, ${T[stay_$stay.ref.rate]} calls/s"
+done
 if [ "$SCALE_REPORTS" -gt 0 ]; then
   r_scale_medians=$(ratio "${T[scale_medians.big.rate]}" "${T[scale_medians.base.rate]}")
   r_scale_submit=$(ratio "${T[scale_submit.big.rate]}" "${T[scale_submit.base.rate]}")
@@ -570,15 +718,21 @@ load:    $CLIENTS connections / clients on both sides, wrk -t $THREADS, pgbench 
 
 | # | measurement ($CLIENTS connections) | pricesvc | reference | ratio | target |
 |---|---|---:|---:|---:|---|
-| 1 | submissions/s (201 only) vs pgbench identity + INSERT | ${T[submit.app.rate]} | ${T[submit.ref.rate]} | $r_submit | ≥ 0.85 $(verdict "$r_submit" 0.85) |
+| 1 | submissions/s (201 only) vs pgbench identity + INSERT | ${T[submit.app.rate]} | ${T[submit.ref.rate]} | $r_submit | report (no target) |
 | 2 | pgbench identity + INSERT tx/s vs the floor (reporter from a plain setting) | ${T[verified.ref.rate]} | ${T[floor.ref.rate]} | $r_floor | ≥ 0.6 $(verdict "$r_floor" 0.6) |
 | 3 | PostgreSQL CPU ms per submission, via pricesvc vs via pgbench | ${T[submit.app.pg]} | ${T[submit.ref.pg]} | $r_cpu | ≤ 1.15 $(at_most "$r_cpu" 1.15) |
 | 4 | price_medians(12 locations) req/s vs pgbench | ${T[medians.app.rate]} | ${T[medians.ref.rate]} | $r_medians | ≥ 0.85 $(verdict "$r_medians" 0.85) |
-| 5 | price_medians(12, one of them $POPULAR_REPORTS reports) vs 12 ordinary, pgbench calls/s | ${T[popular.ref.rate]} | ${T[ordinary.ref.rate]} | $r_popular | ≥ 0.5 $(verdict "$r_popular" 0.5) |
+| 5 | price_medians(12, one of them $POPULAR_REPORTS reports) vs 12 ordinary, pgbench calls/s | ${T[popular.ref.rate]} | ${T[ordinary.ref.rate]} | $r_popular | ≥ 0.8 $(verdict "$r_popular" 0.8) |
+| 5f | row 5 right after ANALYZE of the database (fresh statistics, as after a seed), first of the run | ${T[fresh_popular.ref.rate]} | ${T[fresh_ordinary.ref.rate]} | $r_fresh | ≥ 0.8 $(verdict "$r_fresh" 0.8) |
 | 6 | GET /healthz req/s vs nginx (11-byte JSON) | ${T[health.app.rate]} | ${T[health.ref.rate]} | $r_health | ≥ 0.8 $(verdict "$r_health" 0.8) |
 | 7 | peak RSS (VmHWM) after $RSS_CONNS connections | $hwm_mb MB | | | < 64 MB $(awk -v m="$hwm_mb" 'BEGIN { print (m < 64) ? "ok" : "ABOVE" }') |
 $scale_rows
-| 10 | price_quotes(12 locations, 2-hour stay) req/s vs pgbench | ${T[quotes.app.rate]} | ${T[quotes.ref.rate]} | $r_quotes | ≥ 0.7 $(verdict "$r_quotes" 0.7) |
+| 10 | price_quotes(12 locations, 2-hour stay) req/s vs pgbench | ${T[quotes.app.rate]} | ${T[quotes.ref.rate]} | $r_quotes | ≥ 0.85 $(verdict "$r_quotes" 0.85) |
+| 11 | pricesvc's own CPU ms per submission vs PostgreSQL's (row 1, via pricesvc) | ${T[submit.app.srv]} | ${T[submit.app.pg]} | $r_own_cpu | ≤ 0.3 $(at_most "$r_own_cpu" 0.3) |
+| 12 | price_medians(12) calls/s (pgbench, row 4) vs the read floor: 12 stored rows by primary key | ${T[medians.ref.rate]} | ${T[read_floor.ref.rate]} | $r_floor_medians | ≥ 0.3 $(verdict "$r_floor_medians" 0.3) |
+| 13 | price_quotes(12, 2-hour stay) calls/s (pgbench, row 10) vs the read floor | ${T[quotes.ref.rate]} | ${T[read_floor.ref.rate]} | $r_floor_quotes | ≥ 0.1 $(verdict "$r_floor_quotes" 0.1) |
+| 14 | mixed search workload via pricesvc (Zipf s=$ZIPF_S, $SUBMIT_PERCENT % submissions): searches/s, PostgreSQL CPU ms per search | $search_rate/s | $search_pg ms | | report (no target) |
+| 15 | price_quotes(1 location) PostgreSQL CPU ms per call, 366-day vs 1-hour stay (pgbench, $STAY_CLIENTS clients) | ${T[stay_P366D.ref.pg]} | ${T[stay_PT1H.ref.pg]} | $r_stay | ≤ 20 $(at_most "$r_stay" 20) |
 
 details
   latency p50 / p99 (ms), wrk:      healthz ${T[health.app.p50]} / ${T[health.app.p99]} (nginx ${T[health.ref.p50]} / ${T[health.ref.p99]}); medians ${T[medians.app.p50]} / ${T[medians.app.p99]}; submit ${T[submit.app.p50]} / ${T[submit.app.p99]}
@@ -594,6 +748,12 @@ details
   submissions, pgbench:             ${T[submit.ref.ok]} transactions, ${T[submit.ref.bad]} failed; rows in the table ${pg_rows}; max reports per reporter $pg_max (cap 10)
   non-2xx / socket errors:          healthz ${T[health.app.bad]}/${T[health.app.err]}, nginx ${T[health.ref.bad]}/${T[health.ref.err]}, medians ${T[medians.app.bad]}/${T[medians.app.err]} (statuses ${T[medians.app.statuses]:-none})
   live-session check:               $lookup_us µs per lookup of $verify_us µs per token verification ($session_share%), timed in a loop; a submission verifies once (the INSERT's policy): $session_per_submit ms of PostgreSQL time per submission (vs ${T[submit.app.pg]} ms CPU in all)
+  read floor (rows 12, 13):         ${T[read_floor.ref.rate]} calls/s, PostgreSQL CPU ${T[read_floor.ref.pg]} ms per call (price_medians ${T[medians.ref.pg]}, price_quotes ${T[quotes.ref.pg]}); rounds $(echo ${T[read_floor.ref.rates]})
+  row 5f, right after ANALYZE:      rounds $(round_ratios "${T[fresh_popular.ref.rates]}" "${T[fresh_ordinary.ref.rates]}"); PostgreSQL CPU ms per call ${T[fresh_popular.ref.pg]} with the popular location vs ${T[fresh_ordinary.ref.pg]}; pgbench average latency ${T[fresh_popular.ref.p99]} vs ${T[fresh_ordinary.ref.p99]} ms
+  mixed workload (row 14):          ${T[search.searches]} searches and ${T[search.submissions]} submissions in ${T[search.seconds]} s ($search_rate searches/s, $submission_rate submissions/s); statuses ${T[search.app.statuses]}, socket errors ${T[search.app.err]};
+                                    PostgreSQL CPU $search_pg ms per search (all of it, submissions' included), pricesvc CPU ${T[search.app.srv]} ms per request; wrk p50 / p99 ${T[search.app.p50]} / ${T[search.app.p99]} ms; rows in the table $mixed_rows; max reports per reporter $mixed_max (cap 10)
+  stay-length curve (row 15):       $stay_curve (pgbench, $STAY_CLIENTS clients; PostgreSQL CPU and latency per call)
+                                    probes (published cents, allowed, reason): $stay_probes
   price_medians probe (1 request):  $probe_medians; pricesvc statement timeout ${PRICESVC_STATEMENT_TIMEOUT_MS:-5000} ms, pgbench none
   $RSS_CONNS connections:              ${T[rss.app.rate]} ok req/s, ${T[rss.app.bad]} non-2xx ($( [ -n "${T[rss.app.statuses]}" ] && echo "${T[rss.app.statuses]}" || echo "statuses not counted")), ${T[rss.app.err]} socket errors; peak threads $threads_peak; VmHWM $hwm_mb MB (before: $(mb "$hwm_before") MB), VmRSS after $(mb "$rss_now") MB
 EOF

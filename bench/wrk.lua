@@ -1,14 +1,23 @@
 -- wrk script for every HTTP measurement of bench/run.sh. The mode and inputs come from the
 -- environment (wrk passes it through), so one file serves all runs:
 --   BENCH_MODE    healthz | nginx | medians | quotes | submit | mix (healthz + medians, alternating)
+--                 | search (the mixed search workload: Zipf-drawn locations, searches and submissions)
 --   BENCH_QUOTE_ARGS  for quotes: the JSON members after location_ids (rate_kind, starts_at, duration)
 --   BENCH_APIKEY  the anon key (`pricesvc keys`)
 --   BENCH_READER  an access token for the median reads
 --   BENCH_TOKENS  file with one access token per line (submit: thread k of T cycles through
 --                 its own slice, so with N tokens a reporter is used ceil(requests / N) times)
 --   BENCH_THREADS the -t given to wrk (to slice the token file)
+-- search only:
+--   BENCH_LOCATIONS   the seeded locations bench:loc-00001.. (rank k of the Zipf law is bench:loc-k)
+--   BENCH_ZIPF_S      the exponent s of the law (weight of rank k: k^-s)
+--   BENCH_SUBMIT_PERCENT  the share of submissions; the rest are searches, half medians, half quotes,
+--                     each of 12 distinct locations
+--   BENCH_MIX_TOKENS  file with one access token per line for the submissions (sliced per thread, each
+--                     token used once per run while the slice lasts)
 -- Requests are formatted once in init(); request() only hands out prebuilt strings, so the
--- Lua cost per request is the same small constant on every side.
+-- Lua cost per request is the same small constant on every side. (search formats its submissions in
+-- request(), one in twenty: each needs a token of its own.)
 local mode = os.getenv("BENCH_MODE") or "healthz"
 local apikey = os.getenv("BENCH_APIKEY") or ""
 local reader = os.getenv("BENCH_READER") or ""
@@ -38,6 +47,82 @@ local function medians_request()
   }, medians_body)
 end
 
+-- The mixed search workload. Every thread draws from the same Zipf law with its own seed: 2 000 searches
+-- prebuilt (each of 12 distinct locations, medians or quotes by a coin), handed out in turn, and a
+-- submission instead with probability BENCH_SUBMIT_PERCENT / 100, to a location drawn from the same law.
+local search_submit_share, mix_tokens, mix_next, zipf_cumulative = 0, {}, 0, {}
+
+local function zipf_draw()
+  local u = math.random() * zipf_cumulative[#zipf_cumulative]
+  local lo, hi = 1, #zipf_cumulative
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if zipf_cumulative[mid] < u then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+local function location_id(rank)
+  return string.format('"bench:loc-%05d"', rank)
+end
+
+local function search_init()
+  local count = tonumber(os.getenv("BENCH_LOCATIONS") or "20000")
+  local s = tonumber(os.getenv("BENCH_ZIPF_S") or "1.1")
+  search_submit_share = tonumber(os.getenv("BENCH_SUBMIT_PERCENT") or "5") / 100
+  local total = 0
+  for k = 1, count do
+    total = total + k ^ (-s)
+    zipf_cumulative[k] = total
+  end
+  math.randomseed(7919 * (tid + 1))
+  local headers = {
+    ["apikey"] = apikey,
+    ["Authorization"] = "Bearer " .. reader,
+    ["Content-Type"] = "application/json",
+  }
+  local per_search = math.min(12, count)
+  for n = 1, 2000 do
+    local seen, ids = {}, {}
+    while #ids < per_search do
+      local rank = zipf_draw()
+      if not seen[rank] then
+        seen[rank] = true
+        ids[#ids + 1] = location_id(rank)
+      end
+    end
+    local list = '{"location_ids":[' .. table.concat(ids, ",") .. ']'
+    if math.random() < 0.5 then
+      requests[n] = wrk.format("POST", "/rest/v1/rpc/price_medians", headers, list .. '}')
+    else
+      requests[n] = wrk.format("POST", "/rest/v1/rpc/price_quotes", headers,
+                               list .. ',' .. (os.getenv("BENCH_QUOTE_ARGS") or "") .. '}')
+    end
+  end
+  if search_submit_share > 0 then
+    local tokens = {}
+    for line in io.lines(os.getenv("BENCH_MIX_TOKENS")) do
+      if #line > 0 then tokens[#tokens + 1] = line end
+    end
+    local nthreads = tonumber(os.getenv("BENCH_THREADS") or "1")
+    local per = math.floor(#tokens / nthreads)
+    if per == 0 then error("BENCH_MIX_TOKENS holds fewer tokens than threads") end
+    for k = 1, per do mix_tokens[k] = tokens[tid * per + k] end
+  end
+end
+
+local function search_submission()
+  mix_next = mix_next % #mix_tokens + 1
+  local body = string.format('{"location_id":%s,"rate_kind":"hourly","price_cents":%d,"currency":"USD"}',
+                             location_id(zipf_draw()), 400 + math.random(0, 1599))
+  return wrk.format("POST", "/rest/v1/price_reports", {
+    ["apikey"] = apikey,
+    ["Authorization"] = "Bearer " .. mix_tokens[mix_next],
+    ["Content-Type"] = "application/json",
+    ["Prefer"] = "return=minimal",
+  }, body)
+end
+
 function init(args)
   if mode == "healthz" then
     requests[1] = wrk.format("GET", "/healthz")
@@ -54,6 +139,8 @@ function init(args)
   elseif mode == "mix" then
     requests[1] = wrk.format("GET", "/healthz")
     requests[2] = medians_request()
+  elseif mode == "search" then
+    search_init()
   elseif mode == "submit" then
     local tokens = {}
     for line in io.lines(os.getenv("BENCH_TOKENS")) do
@@ -81,6 +168,9 @@ function init(args)
 end
 
 function request()
+  if search_submit_share > 0 and math.random() < search_submit_share then
+    return search_submission()
+  end
   index = index % #requests + 1
   return requests[index]
 end
