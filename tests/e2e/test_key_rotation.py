@@ -84,7 +84,7 @@ def accepted_everywhere(apis, tokens):
 
 @pytest.mark.disruptive
 def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_and_the_old_app_key_after_it(
-        migrated, start_server, rotator, anon_key, db, tmp_path):
+        migrated, start_server, rotator, anon_key, db, tmp_path, server):
     old_secret = migrated.secret
     new_secret = base64.b64encode(os.urandom(48)).decode()
     old_file, new_file = secret_file(tmp_path, "old", old_secret), secret_file(tmp_path, "new", new_secret)
@@ -177,6 +177,10 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
             rotator("retire")
         migrated.migrate()
     assert db.scalar("select count(*) from auth.signing_keys") == "1"
+    # The shared server (started with the test secret) saw its key retired and restored: ready again
+    # before the next test uses it.
+    wait_until(lambda: metric(server, "pricesvc_signing_key_problem") == 0, KEY_WAIT + 10,
+               message="the shared server's secret back in the set")
 
 
 def test_keys_steps_out_of_order_are_refused_with_the_reason(rotator, tmp_path):
