@@ -2,7 +2,7 @@
 -- alg tricks or an expired token get nobody a reporter id that is not theirs.
 begin;
 \ir _helpers.psql
-select plan(62);
+select plan(65);
 
 create function tap.report_as(token text) returns text language plpgsql as $$
 begin
@@ -112,6 +112,16 @@ select auth.retire_signing_key() \g /dev/null
 select throws_ok('select auth.uid()', 'PT401', 'invalid token', 'after retire, the previous key''s tokens are refused');
 select throws_ok('select auth.retire_signing_key()', '55000', 'there is no previous key to retire', 'retire twice: refused');
 select throws_ok('select auth.promote_signing_key()', '55000', 'there is no next key to promote', 'promote with no next key: refused');
+-- After a leak: a key added unshared is not wrapped for the holders of the other keys; they are for it.
+select auth.add_signing_key(convert_to('the-unshared-signing-secret-0123456789ab', 'UTF8'), false) \g /dev/null
+select is(array(select slot || ':' || (wrapped is not null)::text from auth.signing_key_ring(
+                   private.signing_key_id(convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8'))) order by slot),
+          array['current:true', 'next:false'], 'an unshared key is not given to the holder of the current key');
+select is((select wrapped is not null from auth.signing_key_ring(
+               private.signing_key_id(convert_to('the-unshared-signing-secret-0123456789ab', 'UTF8'))) where slot = 'current'), true,
+          'the holder of the unshared key is given the current key');
+select is((select count(*)::int from auth.signing_key_ring('0123456789abcdef') where wrapped is not null), 0,
+          'a holder id that is no key of the set is given nothing');
 delete from auth.signing_keys;
 select is(auth.install_first_signing_key(tap.test_secret()), 'installed', 'migrate installs the first key of an empty set');
 select is(auth.install_first_signing_key(tap.test_secret()), 'current', '... and only says where a known key is');
