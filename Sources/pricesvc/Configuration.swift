@@ -28,7 +28,7 @@ enum Settings {
         Setting(key: "read-database-url", defaultValue: "",
                 help: "Connection string for read-only calls (medians, quotes, readiness), e.g. a replica; they fall back to --database-url when it fails"),
         Setting(key: "migration-database-url", defaultValue: "",
-                help: "Connection string for migrate, prune and import-rates (the owning role); defaults to --database-url"),
+                help: "Connection string for migrate, prune, import-rates and keys (the owning role); defaults to --database-url"),
         Setting(key: "migrations-dir", defaultValue: "migrations", help: "Folder holding the SQL migrations"),
         Setting(key: "jwt-secret", defaultValue: "", help: "HS256 secret, at least 32 bytes (or use --jwt-secret-file)"),
         Setting(key: "jwt-secret-file", defaultValue: "", help: "File holding the JWT secret"),
