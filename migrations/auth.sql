@@ -11,7 +11,7 @@
 -- Arguments are plain names; bodies qualify them with the function's name where a column could clash.
 
 ------------------------------------------------------------------------------------------------------
--- Token verification: auth.jwt(), auth.uid(), auth.role(), auth.install_signing_keys()
+-- Token verification: auth.jwt(), auth.uid(), auth.role()
 ------------------------------------------------------------------------------------------------------
 
 -- replace() and octet_length(), not translate(), rpad() and length(): those walk the text character by
@@ -190,25 +190,231 @@ create or replace function auth.role() returns text
         select auth.jwt() ->> 'role';
     end;
 
--- Replaces the verification keys: current always, previous during a secret rotation.
-create or replace function auth.install_signing_keys(current_secret bytea, previous_secret bytea default null)
-    returns void
+------------------------------------------------------------------------------------------------------
+-- Signing keys: three-step rotation (add, promote, retire) and the key ring the instances read
+------------------------------------------------------------------------------------------------------
+
+-- A key's public name: the first 8 bytes of HMAC-SHA256(key, 'pricesvc signing key id v1'), in hex.
+-- It says which key is which (in logs, `pricesvc keys list`, /readyz) and tells nothing about the key.
+-- AnonAuth.SigningKeyRing.keyID computes the same.
+create or replace function private.signing_key_id(secret bytea) returns text
+    language sql immutable strict parallel safe
+    return pg_catalog.encode(pg_catalog.substr(extensions.hmac(
+        pg_catalog.convert_to('pricesvc signing key id v1', 'UTF8'), secret, 'sha256'), 1, 8), 'hex');
+
+-- `secret` wrapped for whoever holds `holder`: secret XOR a key stream of HMAC-SHA256(holder,
+-- 'pricesvc signing key wrap v1:' || id of secret || ':' || block number) blocks. Only a holder of
+-- `holder` can unwrap it (AnonAuth.SigningKeyRing.unwrap), and checks the result against its id.
+create or replace function private.signing_key_wrap(secret bytea, holder bytea) returns bytea
+    language plpgsql immutable strict parallel safe set search_path = ''
+as $$
+declare
+    secret_id constant pg_catalog.text := private.signing_key_id(signing_key_wrap.secret);
+    stream pg_catalog.bytea := ''::pg_catalog.bytea;
+    wrapped pg_catalog.bytea := signing_key_wrap.secret;
+    block pg_catalog.int4 := 0;
+begin
+    while pg_catalog.octet_length(stream) < pg_catalog.octet_length(signing_key_wrap.secret) loop
+        stream := stream || extensions.hmac(
+            pg_catalog.convert_to('pricesvc signing key wrap v1:' || secret_id || ':' || block::pg_catalog.text, 'UTF8'),
+            signing_key_wrap.holder, 'sha256');
+        block := block + 1;
+    end loop;
+    for i in 0 .. pg_catalog.octet_length(signing_key_wrap.secret) - 1 loop
+        wrapped := pg_catalog.set_byte(wrapped, i,
+                                       pg_catalog.get_byte(signing_key_wrap.secret, i) # pg_catalog.get_byte(stream, i));
+    end loop;
+    return wrapped;
+end
+$$;
+
+revoke all on function private.signing_key_id(bytea) from public;
+revoke all on function private.signing_key_wrap(bytea, bytea) from public;
+
+-- What each instance reads, every few seconds (authenticator): every key's id and slot, and each key
+-- wrapped for the key `holder_key_id` names (the instance's own, from its secret) when that key is in
+-- the set and the key is shared with it. So an instance holding any key of the set verifies tokens
+-- signed with every other and signs with the current one, without a restart; whoever holds only the
+-- service's credentials learns ids, never a key. A key added with shared = false (after a leak) is
+-- wrapped for its own holders only.
+create or replace function auth.signing_key_ring(holder_key_id text)
+    returns table(key_id text, slot text, wrapped bytea)
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select private.signing_key_id(k.secret), k.slot,
+               case when h.slot is not null and (k.shared or k.slot = h.slot)
+                    then private.signing_key_wrap(k.secret, h.secret) end
+        from auth.signing_keys k
+        left join auth.signing_keys h on private.signing_key_id(h.secret) = signing_key_ring.holder_key_id
+        order by k.slot;
+    end;
+
+-- `pricesvc migrate`: installs the first key of an empty set as the current one. Otherwise changes
+-- nothing and says where the key is ('current', 'next', 'previous'), or 'unknown' when it is not in the
+-- set (rotation is `pricesvc keys`, never migrate).
+create or replace function auth.install_first_signing_key(secret bytea) returns text
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    found_slot pg_catalog.text;
+begin
+    lock table auth.signing_keys in share row exclusive mode;
+    if not exists (select from auth.signing_keys) then
+        insert into auth.signing_keys (slot, secret) values ('current', install_first_signing_key.secret);
+        return 'installed';
+    end if;
+    select k.slot into found_slot from auth.signing_keys k where k.secret = install_first_signing_key.secret;
+    return coalesce(found_slot, 'unknown');
+end
+$$;
+
+-- Step 1, `pricesvc keys add`: the next key. PostgreSQL verifies tokens signed with it at once, and every
+-- instance once it has re-read the ring; nothing signs with it yet. Returns its id.
+create or replace function auth.add_signing_key(secret bytea, shared boolean default true) returns text
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    present pg_catalog.text;
+begin
+    if add_signing_key.secret is null or pg_catalog.octet_length(add_signing_key.secret) < 32 then
+        raise exception using errcode = '22023', message = 'a signing key needs at least 32 bytes';
+    end if;
+    lock table auth.signing_keys in share row exclusive mode;
+    select k.slot into present from auth.signing_keys k where k.secret = add_signing_key.secret;
+    if present is not null then
+        raise exception using errcode = '55000', message = pg_catalog.format('this key is already the %s key', present);
+    end if;
+    select private.signing_key_id(k.secret) into present from auth.signing_keys k where k.slot = 'next';
+    if present is not null then
+        raise exception using errcode = '55000',
+            message = pg_catalog.format('key %s is already added and not promoted', present),
+            hint = 'promote it (pricesvc keys promote) or drop it (pricesvc keys retire --slot next) first';
+    end if;
+    insert into auth.signing_keys (slot, secret, shared)
+    values ('next', add_signing_key.secret, coalesce(add_signing_key.shared, true));
+    return private.signing_key_id(add_signing_key.secret);
+end
+$$;
+
+-- Step 2, `pricesvc keys promote`: the next key becomes the current one (every instance signs with it
+-- once it has re-read the ring), the current one the previous (still verified). Returns the new
+-- current key's id.
+create or replace function auth.promote_signing_key() returns text
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    present pg_catalog.text;
+begin
+    lock table auth.signing_keys in share row exclusive mode;
+    select private.signing_key_id(k.secret) into present from auth.signing_keys k where k.slot = 'previous';
+    if present is not null then
+        raise exception using errcode = '55000',
+            message = pg_catalog.format('the previous key %s is still accepted', present),
+            hint = 'retire it first (pricesvc keys retire)';
+    end if;
+    if not exists (select from auth.signing_keys k where k.slot = 'next') then
+        raise exception using errcode = '55000', message = 'there is no next key to promote',
+            hint = 'add one first (pricesvc keys add)';
+    end if;
+    -- Two statements: the slot is the primary key, checked row by row.
+    update auth.signing_keys k set slot = 'previous', installed_at = pg_catalog.now() where k.slot = 'current';
+    update auth.signing_keys k set slot = 'current', installed_at = pg_catalog.now() where k.slot = 'next'
+    returning private.signing_key_id(k.secret) into present;
+    return present;
+end
+$$;
+
+-- Step 3, `pricesvc keys retire`: drops the previous key (or a next key that will not be promoted).
+-- Tokens signed with it are refused by PostgreSQL at once, and by every instance once it has re-read
+-- the ring. Returns its id.
+create or replace function auth.retire_signing_key(slot text default 'previous') returns text
+    language plpgsql volatile security definer set search_path = ''
+as $$
+declare
+    gone pg_catalog.text;
+begin
+    if retire_signing_key.slot is distinct from 'previous' and retire_signing_key.slot is distinct from 'next' then
+        raise exception using errcode = '22023', message = 'only the previous or the next key can be retired';
+    end if;
+    delete from auth.signing_keys k where k.slot = retire_signing_key.slot
+    returning private.signing_key_id(k.secret) into gone;
+    if gone is null then
+        raise exception using errcode = '55000',
+            message = pg_catalog.format('there is no %s key to retire', retire_signing_key.slot);
+    end if;
+    return gone;
+end
+$$;
+
+-- `pricesvc keys list`: the set, without the keys.
+create or replace function auth.signing_key_list()
+    returns table(key_id text, slot text, shared boolean, installed_at timestamptz)
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select private.signing_key_id(k.secret), k.slot, k.shared, k.installed_at
+        from auth.signing_keys k
+        order by case k.slot when 'current' then 1 when 'next' then 2 else 3 end;
+    end;
+
+revoke all on function auth.signing_key_ring(text) from public;
+revoke all on function auth.install_first_signing_key(bytea) from public;
+revoke all on function auth.add_signing_key(bytea, boolean) from public;
+revoke all on function auth.promote_signing_key() from public;
+revoke all on function auth.retire_signing_key(text) from public;
+revoke all on function auth.signing_key_list() from public;
+
+------------------------------------------------------------------------------------------------------
+-- Publishable API keys (sb_publishable_…): the apikey apps send, independent of the signing keys
+------------------------------------------------------------------------------------------------------
+
+-- What each instance reads with the key ring: the SHA-256 of every key not revoked. A hash of 32 random
+-- bytes tells nothing of the key.
+create or replace function auth.publishable_key_hashes()
+    returns table(key_hash bytea)
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select p.key_hash from auth.publishable_keys p where p.revoked_at is null order by p.created_at;
+    end;
+
+-- `pricesvc keys publishable create`: the service makes the key and prints it once; only its hash and
+-- its first characters are stored.
+create or replace function auth.create_publishable_key(name text, key_hash bytea, display text)
+    returns table(id uuid, created_at timestamptz)
+    language sql volatile security definer set search_path = ''
+    begin atomic
+        insert into auth.publishable_keys (name, key_hash, display)
+        values (create_publishable_key.name, create_publishable_key.key_hash, create_publishable_key.display)
+        returning publishable_keys.id, publishable_keys.created_at;
+    end;
+
+create or replace function auth.publishable_key_list()
+    returns table(id uuid, name text, display text, created_at timestamptz, revoked_at timestamptz)
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select p.id, p.name, p.display, p.created_at, p.revoked_at from auth.publishable_keys p order by p.created_at;
+    end;
+
+-- `pricesvc keys publishable revoke ID`: apps sending it get 401 once the instances re-read the keys.
+-- The row stays (who had which key, and when it stopped working). False when there is no such live key.
+create or replace function auth.revoke_publishable_key(id uuid) returns boolean
     language plpgsql volatile security definer set search_path = ''
 as $$
 begin
-    delete from auth.signing_keys;
-    insert into auth.signing_keys (slot, secret) values ('current', current_secret);
-    if previous_secret is not null and previous_secret <> current_secret then
-        insert into auth.signing_keys (slot, secret) values ('previous', previous_secret);
-    end if;
+    update auth.publishable_keys p set revoked_at = pg_catalog.now()
+    where p.id = revoke_publishable_key.id and p.revoked_at is null;
+    return found;
 end
 $$;
+
+revoke all on function auth.publishable_key_hashes() from public;
+revoke all on function auth.create_publishable_key(text, bytea, text) from public;
+revoke all on function auth.publishable_key_list() from public;
+revoke all on function auth.revoke_publishable_key(uuid) from public;
 
 revoke all on function auth.jwt() from public;
 revoke all on function auth.uid() from public;
 revoke all on function auth.unverified_uid() from public;
 revoke all on function auth.role() from public;
-revoke all on function auth.install_signing_keys(bytea, bytea) from public;
 
 ------------------------------------------------------------------------------------------------------
 -- Anonymous sign-in: users, sessions, rotating refresh tokens (per-IP limits: limits.sql)

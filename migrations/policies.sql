@@ -251,7 +251,12 @@ grant execute on function auth.jwt() to anon, authenticated, authenticator;
 grant execute on function auth.uid() to anon, authenticated;
 grant execute on function auth.unverified_uid() to authenticated;
 grant execute on function auth.role() to anon, authenticated;
--- auth.install_signing_keys(): owner only, since whoever installs keys can mint identities.
+-- Every instance re-reads the signing keys (each wrapped for the key it holds, never in the clear) and
+-- the hashes of the publishable keys.
+grant execute on function auth.signing_key_ring(text) to authenticator;
+grant execute on function auth.publishable_key_hashes() to authenticator;
+-- Installing, adding, promoting and retiring signing keys and making or revoking publishable keys:
+-- owner only (`pricesvc migrate` and `pricesvc keys`), since whoever installs keys can mint identities.
 
 -- Medians: reporters (through the service) and analysts; nobody reads raw reports.
 grant execute on function public.price_medians(text[], text) to authenticated, price_analyst;

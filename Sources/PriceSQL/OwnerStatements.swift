@@ -16,7 +16,7 @@ public enum OwnerStatements {
         parameters: Param<String>("role", .text),
         columns: (Column<String>("database", .name), Column<String>("setting", .text)))
 
-    /// Run first in the transaction that installs the signing keys, so the secrets never reach the
+    /// Run first in every transaction that sends a signing key, so the secrets never reach the
     /// server log even under `log_statement = all` or `log_min_duration_statement = 0` (all
     /// superuser-only settings, which migrate may set). Several statements: simple protocol only.
     public static let quietTransaction = """
@@ -28,11 +28,54 @@ public enum OwnerStatements {
         set local log_min_error_statement = 'panic'
         """
 
-    public static let installSigningKeys = Statement(name: "owner_install_signing_keys", sql: """
-        select auth.install_signing_keys($1::bytea, $2::bytea)
+    /// `migrate`: the first key of an empty set; otherwise where the key is, or "unknown".
+    public static let installFirstSigningKey = Statement(name: "owner_install_first_signing_key", sql: """
+        select auth.install_first_signing_key($1::bytea)
         """,
-        parameters: (Param<Bytea>("current", .bytea), Param<Bytea?>("previous", .bytea)),
-        columns: Column<String?>("install_signing_keys", .void))
+        parameters: Param<Bytea>("secret", .bytea),
+        columns: Column<String>("install_first_signing_key", .text))
+
+    /// `keys add`: the next key; returns its id.
+    public static let addSigningKey = Statement(name: "owner_add_signing_key", sql: """
+        select auth.add_signing_key($1::bytea, $2::boolean)
+        """,
+        parameters: (Param<Bytea>("secret", .bytea), Param<String>("shared", .boolean)),
+        columns: Column<String>("add_signing_key", .text))
+
+    public static let promoteSigningKey = Statement(name: "owner_promote_signing_key", sql: """
+        select auth.promote_signing_key()
+        """,
+        parameters: (), columns: Column<String>("promote_signing_key", .text))
+
+    public static let retireSigningKey = Statement(name: "owner_retire_signing_key", sql: """
+        select auth.retire_signing_key($1)
+        """,
+        parameters: Param<String>("slot", .text), columns: Column<String>("retire_signing_key", .text))
+
+    public static let signingKeyList = Statement(name: "owner_signing_key_list", sql: """
+        select key_id, slot, shared, installed_at from auth.signing_key_list()
+        """,
+        parameters: (),
+        columns: (Column<String>("key_id", .text), Column<String>("slot", .text), Column<Bool>("shared", .boolean),
+                  Column<String>("installed_at", .timestamptz)))
+
+    public static let createPublishableKey = Statement(name: "owner_create_publishable_key", sql: """
+        select id, created_at from auth.create_publishable_key($1, $2::bytea, $3)
+        """,
+        parameters: (Param<String>("name", .text), Param<Bytea>("key_hash", .bytea), Param<String>("display", .text)),
+        columns: (Column<String>("id", .uuid), Column<String>("created_at", .timestamptz)))
+
+    public static let publishableKeyList = Statement(name: "owner_publishable_key_list", sql: """
+        select id, name, display, created_at, revoked_at from auth.publishable_key_list()
+        """,
+        parameters: (),
+        columns: (Column<String>("id", .uuid), Column<String>("name", .text), Column<String>("display", .text),
+                  Column<String>("created_at", .timestamptz), Column<String?>("revoked_at", .timestamptz)))
+
+    public static let revokePublishableKey = Statement(name: "owner_revoke_publishable_key", sql: """
+        select auth.revoke_publishable_key($1::uuid)
+        """,
+        parameters: Param<String>("id", .uuid), columns: Column<Bool>("revoke_publishable_key", .boolean))
 
     public static let prune = Statement(name: "owner_prune", sql: """
         select sessions, refresh_tokens, users from auth.prune(make_interval(secs => $1::double precision))
@@ -79,7 +122,10 @@ public enum OwnerStatements {
 
     /// Every fixed statement the owner tasks send (the role-default DDL is built per role).
     public static let catalog: [StatementDescription] = [
-        roleSettings.description, installSigningKeys.description, prune.description,
+        roleSettings.description, installFirstSigningKey.description, addSigningKey.description,
+        promoteSigningKey.description, retireSigningKey.description, signingKeyList.description,
+        createPublishableKey.description, publishableKeyList.description, revokePublishableKey.description,
+        prune.description,
         foldStaleMedianGroups.description, timeZoneNames.description, replacePublishedRates.description,
     ]
 }

@@ -46,16 +46,32 @@ public struct OwnerTasks: Sendable {
         return planted.map { $0.database.isEmpty ? $0.setting : "\($0.setting) in database \($0.database)" }
     }
 
-    /// Installs the keys `auth.jwt()` verifies with. Statement logging is switched off for this one
-    /// transaction first, so the secrets never reach the server log even under `log_statement = all`
-    /// or `log_min_duration_statement = 0` (all superuser-only settings, which migrate may set).
-    public func installSigningKeys(current: [UInt8], previous: [UInt8]?) throws(DatabaseError) {
+    /// Runs one key statement in its own transaction. When it sends a signing key, statement logging is
+    /// switched off for that transaction first, so the key never reaches the server log even under
+    /// `log_statement = all` or `log_min_duration_statement = 0` (superuser-only settings; a role that
+    /// may not set them gets them as they are, and the key is a bind parameter, which the service roles'
+    /// and a careful owner's `log_parameter_max_length = 0` keeps out of the log).
+    public func keyTask<Parameters, Row>(_ statement: Statement<Parameters, Row>, _ parameters: Parameters,
+                                         sendsKey: Bool = false) throws(DatabaseError) -> [Row] {
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         do throws(DatabaseError) {
             try session.execute("begin")
-            try session.execute(OwnerStatements.quietTransaction)
-            _ = try session.rows(OwnerStatements.installSigningKeys, (Bytea(current), previous.map(Bytea.init)))
+            if sendsKey {
+                for setting in OwnerStatements.quietTransaction.split(separator: ";") {
+                    // Each on its own: a setting the role may not change (not a superuser) stays as it is.
+                    try session.execute("savepoint quiet")
+                    do throws(DatabaseError) {
+                        try session.execute(String(setting))
+                        try session.execute("release savepoint quiet")
+                    } catch {
+                        guard error.sqlState == "42501" else { throw error }
+                        try session.execute("rollback to savepoint quiet")
+                    }
+                }
+            }
+            let rows = try session.rows(statement, parameters)
             try session.execute("commit")
+            return rows
         } catch {
             _ = try? session.execute("rollback")
             throw error

@@ -234,11 +234,38 @@ extension Optional: TextEncodable where Wrapped: TextEncodable {
     public var sqlText: String? { self?.sqlText }
 }
 
-/// Bytes sent as `bytea` (PostgreSQL's hex input form).
-public struct Bytea: TextEncodable, Equatable {
+/// Bytes sent as `bytea` (PostgreSQL's hex input form), and read back from its hex output (`\\x…`,
+/// `bytea_output = hex`, the default).
+public struct Bytea: TextEncodable, TextDecodable, Equatable {
     public var bytes: [UInt8]
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
     public var sqlText: String? { ByteaText.hex(bytes) }
+
+    public static func decode(text: String?) -> Bytea? {
+        guard let text, text.hasPrefix("\\x") else { return nil }
+        let digits = Array(text.utf8.dropFirst(2))
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return Bytea(bytes)
+    }
+
+    public static var typeDescription: String { "bytea in hex form" }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
 }
 
 /// Rows handed on as text (to PostgREST's read options), checked against their columns: the count, and

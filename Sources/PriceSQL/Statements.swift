@@ -285,6 +285,20 @@ public enum Statements {
         """,
         parameters: (), columns: (Column<String>("name", .text), Column<String>("checksum", .text)))
 
+    /// The signing keys as this instance may see them: ids and slots, and each key wrapped for the key
+    /// the instance holds (`holder_key_id`: ``AnonAuth/SigningKeyRing/keyID(_:)`` of its secret).
+    public static let signingKeyRing = Statement(name: "pricesvc_signing_key_ring", sql: """
+        select key_id, slot, wrapped from auth.signing_key_ring($1)
+        """,
+        parameters: Param<String>("holder_key_id", .text),
+        columns: (Column<String>("key_id", .text), Column<String>("slot", .text), Column<Bytea?>("wrapped", .bytea)))
+
+    /// The SHA-256 of every publishable API key not revoked.
+    public static let publishableKeyHashes = Statement(name: "pricesvc_publishable_key_hashes", sql: """
+        select key_hash from auth.publishable_key_hashes()
+        """,
+        parameters: (), columns: Column<Bytea>("key_hash", .bytea))
+
     /// Every statement the service sends, in the order a new connection prepares them.
     public static let catalog: [StatementDescription] = [
         identity.description, submitterIdentity.description, insertReports.description,
@@ -295,6 +309,8 @@ public enum Statements {
         // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then
         // retried on use.
         spendSignUpChallenge.description,
+        // Migration 0017's.
+        signingKeyRing.description, publishableKeyHashes.description,
     ] + allQuotes.map(\.description)
 
     /// What every pooled connection prepares.

@@ -34,7 +34,7 @@ enum Commands {
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
-                                                  takesOperands: command == "import-rates")
+                                                  takesOperands: command == "import-rates" || command == "keys")
             switch command {
             case "serve": return try serve(configuration)
             case "migrate": return try migrate(configuration)
@@ -78,10 +78,14 @@ enum Commands {
         Description(name: "serve", usage: "pricesvc serve [--SETTING VALUE ...]",
                     summary: "serve the HTTP API (PostgREST / Supabase Auth subset)", settings: nil),
         Description(name: "migrate", usage: "pricesvc migrate [--migration-database-url URL] [--migrations-dir DIR]",
-                    summary: "apply migrations/ as the owning role and install the signing keys",
+                    summary: "apply migrations/ as the owning role and, on a database without signing keys, install the JWT secret as the first",
                     settings: ownerSettings + ["migrations-dir"] + secretSettings),
-        Description(name: "keys", usage: "pricesvc keys [--jwt-secret-file FILE]",
-                    summary: "print the anon key (the apikey clients send)", settings: ["jwt-secret", "jwt-secret-file"]),
+        Description(name: "keys", usage: "pricesvc keys [add --next-secret-file FILE [--shared false] | promote | retire [--slot next] | list "
+                        + "| publishable create [--name NAME] | publishable list | publishable revoke ID]",
+                    summary: "without a subcommand, print the legacy JWT anon key; otherwise, as the owning role: rotate the signing keys "
+                        + "(add the next key, promote it to sign, retire the previous one; list them) and make, list or revoke "
+                        + "the publishable API keys apps send as apikey",
+                    settings: ["jwt-secret", "jwt-secret-file"] + ownerSettings),
         Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
                     summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 36h, 1500m or 90000s; "
                         + "at least 1445m: the reporter maturity plus the median fold margin), "
@@ -204,11 +208,14 @@ enum Commands {
         server.ipv6Prefix = try configuration.int("ipv6-prefix", min: 1, max: 128)
         server.accessLog = try configuration.bool("access-log")
 
-        let signUpChallenges = try configuration.bool("signup-challenge")
-            ? SignUpChallenges(secret: secrets.current,
-                               maxNumber: try configuration.int("signup-challenge-max-number", min: 1),
-                               lifetimeSeconds: try configuration.int("signup-challenge-ttl", min: 1))
+        let challengeSettings = try configuration.bool("signup-challenge")
+            ? (maxNumber: try configuration.int("signup-challenge-max-number", min: 1),
+               lifetimeSeconds: try configuration.int("signup-challenge-ttl", min: 1))
             : nil
+        let keys = ServiceKeys(secret: secrets.current, extraVerifying: secrets.previous.map { [$0] } ?? [],
+                               accessTokenLifetime: settings.accessTokenLifetime,
+                               acceptsLegacyAnonKey: try configuration.bool("legacy-anon-key"))
+        let keyRefreshSeconds = try configuration.int("key-refresh-seconds", min: 1)
 
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
         var poolConfiguration = PoolConfiguration(
@@ -240,13 +247,33 @@ enum Commands {
             return 1
         }
 
+        // The secret must be one of the database's signing keys, or PostgreSQL refuses every token this
+        // instance signs: refuse to start rather than serve 401s.
+        let refresher = KeyRefresher(keys: keys, database: pool, interval: Double(keyRefreshSeconds))
+        let signingKey: [UInt8]
+        do {
+            switch try refresher.refresh() {
+            case .success(let resolved): signingKey = resolved.signing
+            case .failure(let problem):
+                fail("signing keys: \(problem.description); start with a secret of the set (pricesvc keys list shows it)")
+                return 1
+            }
+        } catch {
+            fail("cannot read the database's signing keys (is it migrated? run pricesvc migrate): \(error.message)")
+            return 1
+        }
+        // Derived once, from the key every instance signs with at start (the database's current key), so
+        // instances started with different secrets during a rotation agree on them.
+        let signUpChallenges = challengeSettings.map {
+            SignUpChallenges(secret: signingKey, maxNumber: $0.maxNumber, lifetimeSeconds: $0.lifetimeSeconds)
+        }
+
         let serverMetrics = ServiceMetrics.serverMetrics()
         let service = PriceService(
             settings: settings,
-            issuer: TokenIssuer(secret: secrets.current, accessTokenLifetime: settings.accessTokenLifetime),
-            verifier: TokenVerifier(secrets: [secrets.current] + (secrets.previous.map { [$0] } ?? [])),
-            clientKey: ClientKey(secret: secrets.current),
-            refreshChain: RefreshTokenChain(secret: secrets.current),
+            keys: keys,
+            clientKey: ClientKey(secret: signingKey),
+            refreshChain: RefreshTokenChain(secret: signingKey),
             readiness: Readiness(shipped: shipped),
             metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
                                    databaseWorkers: server.databaseWorkers),
@@ -256,6 +283,7 @@ enum Commands {
         let admin = try adminServer(configuration, like: server, application: application, metrics: serverMetrics)
         let shutdownRequested = ShutdownSignal()
         try http.start()
+        refresher.start { note($0) }
         // On stderr: stdout carries only the access log's JSON lines.
         note("listening on http://\(ListenAddress(host: listen.host, port: http.boundPort))")
         if let (adminServer, address) = admin {
@@ -275,6 +303,7 @@ enum Commands {
             note("shutdown grace period over: waiting for \(pending) database job(s) to finish")
         }
         admin?.server.shutdown(grace: 1)
+        refresher.stop()
         pool.close()
         readPool?.close()
         return 0
@@ -328,14 +357,6 @@ enum Commands {
             }
         }
         return Secrets(current: current, previous: previous)
-    }
-
-    // MARK: keys
-
-    static func keys(_ configuration: Configuration) throws -> Int32 {
-        let secrets = try loadSecrets(configuration)
-        print(TokenIssuer(secret: secrets.current).anonKey())
-        return 0
     }
 }
 

@@ -28,13 +28,17 @@ enum Settings {
         Setting(key: "read-database-url", defaultValue: "",
                 help: "Connection string for read-only calls (medians, quotes, readiness), e.g. a replica; they fall back to --database-url when it fails"),
         Setting(key: "migration-database-url", defaultValue: "",
-                help: "Connection string for migrate, prune and import-rates (the owning role); defaults to --database-url"),
+                help: "Connection string for migrate, prune, import-rates and keys (the owning role); defaults to --database-url"),
         Setting(key: "migrations-dir", defaultValue: "migrations", help: "Folder holding the SQL migrations"),
         Setting(key: "jwt-secret", defaultValue: "", help: "HS256 secret, at least 32 bytes (or use --jwt-secret-file)"),
         Setting(key: "jwt-secret-file", defaultValue: "", help: "File holding the JWT secret"),
         Setting(key: "jwt-previous-secret", defaultValue: "",
-                help: "Previous secret, still accepted for verification during a rotation"),
+                help: "Another secret serve also verifies tokens with (PostgreSQL accepts only its own keys; rotate with pricesvc keys)"),
         Setting(key: "jwt-previous-secret-file", defaultValue: "", help: "File holding the previous secret"),
+        Setting(key: "key-refresh-seconds", defaultValue: "10",
+                help: "Seconds between two reads of the database's signing keys and publishable keys (also read soon after an unknown key)"),
+        Setting(key: "legacy-anon-key", defaultValue: "true",
+                help: "Accept the JWT anon key (pricesvc keys) as apikey besides publishable keys; false once every app has a publishable key"),
         Setting(key: "access-token-ttl", defaultValue: String(service.accessTokenLifetime),
                 help: "Access token lifetime in seconds; also the longest a revoked session's tokens stay valid"),
         Setting(key: "pool-size", defaultValue: String(PoolConfiguration.defaultSize), help: "Database connections"),
@@ -151,7 +155,7 @@ struct Configuration {
     }
 
     /// Flags that belong to one command rather than to the service's settings.
-    static let commandFlags: Set<String> = ["older-than", "source"]
+    static let commandFlags: Set<String> = ["older-than", "source", "next-secret-file", "shared", "slot", "name"]
 
     func string(_ key: String) -> String { values[key] ?? "" }
 

@@ -10,8 +10,9 @@ extension Commands {
         return dedicated.isEmpty ? configuration.string("database-url") : dedicated
     }
 
-    /// Applies the migrations, then installs the signing keys the database verifies tokens with
-    /// (current and, during a rotation, previous). Safe to run any number of times.
+    /// Applies the migrations, then, on a database without signing keys, installs the JWT secret as the
+    /// current key. A database with keys keeps them: rotation is `pricesvc keys`, and a secret that is
+    /// not one of the keys is an error (exit 1). Safe to run any number of times.
     static func migrate(_ configuration: Configuration) throws -> Int32 {
         let secrets = try loadSecrets(configuration)
         let conninfo = ownerConninfo(configuration)
@@ -22,8 +23,30 @@ extension Commands {
         if !cleared.isEmpty {
             print("role authenticator: cleared planted settings: \(cleared.joined(separator: ", "))")
         }
-        try owner.installSigningKeys(current: secrets.current, previous: secrets.previous)
-        print("signing keys: installed (current\(secrets.previous == nil ? "" : " and previous"))")
+        let keyID = SigningKeyRing.keyID(secrets.current)
+        let placed: String?
+        do throws(DatabaseError) {
+            placed = try owner.keyTask(OwnerStatements.installFirstSigningKey, Bytea(secrets.current), sendsKey: true).first
+        } catch {
+            // A migrations folder older than this build (before 0017): its schema has no key functions of
+            // this build's, and nothing here may change its keys.
+            guard error.sqlState == "42883" else { throw error }
+            note("signing keys: not installed: these migrations predate pricesvc keys (auth.install_first_signing_key)")
+            return 0
+        }
+        switch placed {
+        case "installed":
+            print("signing keys: installed key \(keyID) as the current key")
+        case "current", "next", "previous":
+            print("signing keys: this secret is the \(placed ?? "") key \(keyID); unchanged (rotation: pricesvc keys)")
+        default:
+            fail("signing keys: this JWT secret (key \(keyID)) is not one of the database's signing keys; "
+                 + "give migrate a secret of the set (pricesvc keys list), or rotate with pricesvc keys add, promote and retire")
+            return 1
+        }
+        if secrets.previous != nil {
+            note("signing keys: PRICESVC_JWT_PREVIOUS_SECRET is not installed by migrate; rotate with pricesvc keys add, promote and retire")
+        }
         return 0
     }
 

@@ -263,7 +263,7 @@ def test_7_neither_the_signing_secret_nor_tokens_reach_the_server_log(env, migra
         db.psql("select pg_reload_conf()")
     text = log.read_bytes()[offset:].decode(errors="replace")
     # The log was really on: the service's statements are there (so this test can fail).
-    assert "pricesvc_identity" in text and "install_signing_keys" not in text.split("set local log_statement")[-1]
+    assert "pricesvc_identity" in text and "install_first_signing_key" not in text.split("set local log_statement")[-1]
     secret = env.secret.encode()
     for needle in (env.secret, secret.hex(), "\\x" + secret.hex(), session["access_token"],
                    refreshed["access_token"], session["refresh_token"], refreshed["refresh_token"]):

@@ -37,7 +37,7 @@ select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price
                    'price_reports_reporter_recent_idx', 'price_reports_location_time_idx']);
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
-                          'spent_signup_challenges']);
+                          'spent_signup_challenges', 'publishable_keys']);
 -- Published rates (migration 0010): one table per CDS object, all owned by pricesvc_owner.
 select tables_are('cds', array['sources', 'zones', 'zone_policies', 'policies', 'rules', 'time_spans', 'rates', 'imports']);
 select is((select count(*)::int from pg_class c where c.relnamespace = 'cds'::regnamespace and c.relkind in ('r', 'S', 'i')
@@ -84,9 +84,14 @@ select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typ
 -- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
            where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')),
-          array['auth.get_user(uuid,uuid)', 'auth.install_signing_keys(bytea,bytea)', 'auth.jwt()', 'auth.prune(interval)',
+          array['auth.add_signing_key(bytea,boolean)', 'auth.create_publishable_key(text,bytea,text)',
+                'auth.get_user(uuid,uuid)', 'auth.install_first_signing_key(bytea)', 'auth.jwt()',
+                'auth.promote_signing_key()', 'auth.prune(interval)', 'auth.publishable_key_hashes()',
+                'auth.publishable_key_list()',
                 'auth.refresh_session(bytea,bytea,bytea,integer,integer,integer)',
+                'auth.retire_signing_key(text)', 'auth.revoke_publishable_key(uuid)',
                 'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
+                'auth.signing_key_list()', 'auth.signing_key_ring(text)',
                 'auth.spend_signup_challenge(bytea,timestamp with time zone)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',

@@ -38,6 +38,8 @@ insert into expected_grants values
     ('auth.sign_out(uuid,text)', 'authenticator'),
     ('auth.get_user(uuid,uuid)', 'authenticator'),
     ('auth.spend_signup_challenge(bytea,timestamp with time zone)', 'authenticator'),
+    ('auth.signing_key_ring(text)', 'authenticator'),
+    ('auth.publishable_key_hashes()', 'authenticator'),
     -- The table's rate-kind check runs as the inserting role.
     ('private.rate_kinds()', 'authenticated'),
     -- Medians and quotes: reporters (through the service) and analysts; overviews: analysts.

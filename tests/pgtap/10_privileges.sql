@@ -2,7 +2,7 @@
 -- reporter, not an analyst, not the service's own login. Denials are permission errors (42501).
 begin;
 \ir _helpers.psql
-select plan(44);
+select plan(53);
 
 select tap.seed(tap.alice(), 'sfmta:garage-1', 300) \g /dev/null
 
@@ -55,7 +55,20 @@ select throws_ok('select * from auth.refresh_tokens', '42501', null, 'authentica
 select throws_ok('select auth.prune(interval ''1 day'')', '42501', null, 'authenticator cannot prune');
 select throws_ok('select private.median_fold_stale(interval ''1 hour'')', '42501', null,
                  'authenticator cannot run the maintenance fold');
-select throws_ok($$select auth.install_signing_keys('\x00'::bytea)$$, '42501', null, 'authenticator cannot install keys');
+select throws_ok($$select auth.install_first_signing_key('\x00'::bytea)$$, '42501', null, 'authenticator cannot install keys');
+select throws_ok($$select auth.add_signing_key(convert_to(repeat('k', 40), 'UTF8'))$$, '42501', null, 'authenticator cannot add a key');
+select throws_ok('select auth.promote_signing_key()', '42501', null, 'authenticator cannot promote a key');
+select throws_ok('select auth.retire_signing_key()', '42501', null, 'authenticator cannot retire a key');
+select throws_ok('select * from auth.signing_key_list()', '42501', null, 'authenticator cannot list the keys');
+select throws_ok($$select * from auth.create_publishable_key('x', sha256('x'), 'x')$$, '42501', null,
+                 'authenticator cannot make a publishable key');
+select throws_ok('select auth.revoke_publishable_key(gen_random_uuid())', '42501', null,
+                 'authenticator cannot revoke a publishable key');
+select throws_ok('select * from auth.publishable_keys', '42501', null, 'authenticator cannot read the publishable keys');
+-- What it may read: key ids and wrapped keys (for the holder of a key only), and hashes of random keys.
+select is((select count(*)::int from auth.signing_key_ring('0000000000000000') where wrapped is null), 1,
+          'authenticator reads the key ring, but nothing is wrapped for a key it does not hold');
+select lives_ok('select * from auth.publishable_key_hashes()', 'authenticator reads the publishable keys'' hashes');
 reset role;
 
 select * from finish();

@@ -2,7 +2,7 @@
 -- alg tricks or an expired token get nobody a reporter id that is not theirs.
 begin;
 \ir _helpers.psql
-select plan(52);
+select plan(65);
 
 create function tap.report_as(token text) returns text language plpgsql as $$
 begin
@@ -95,12 +95,38 @@ select set_config('request.jwt', '', true) \g /dev/null
 select set_config('request.jwt', tap.sign('{"alg":"HS256"}', jsonb_build_object('sub', tap.bob()),
                                           convert_to('the-previous-signing-secret-0123456789ab', 'UTF8')), true) \g /dev/null
 select throws_ok('select auth.uid()', 'PT401', 'invalid token', 'an unknown old key is rejected');
-select auth.install_signing_keys(convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8'),
-                                 tap.test_secret()) \g /dev/null
+-- The three steps (pricesvc keys add, promote, retire): both keys verify until the old one is retired.
+select is(auth.add_signing_key(convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8')),
+          private.signing_key_id(convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8')), 'add: returns the key''s id');
 select is(auth.uid(), null::uuid, 'sanity: no sub') from (select set_config('request.jwt', '', true)) s;
+select set_config('request.jwt', tap.token_for(tap.bob(), secret => convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8')), true) \g /dev/null
+select is(auth.uid(), tap.bob(), 'after add, a token signed with the next key verifies');
 select set_config('request.jwt', tap.token_for(tap.bob()), true) \g /dev/null
-select is(auth.uid(), tap.bob(), 'after a rotation, tokens signed with the previous key still verify');
-select auth.install_signing_keys(tap.test_secret()) \g /dev/null
+select is(auth.uid(), tap.bob(), 'after add, a token signed with the current key still verifies');
+select auth.promote_signing_key() \g /dev/null
+select is(array(select slot || ':' || key_id from auth.signing_key_list()),
+          array['current:' || private.signing_key_id(convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8')),
+                'previous:' || private.signing_key_id(tap.test_secret())], 'promote: next is current, current is previous');
+select is(auth.uid(), tap.bob(), 'after promote, tokens signed with the previous key still verify');
+select auth.retire_signing_key() \g /dev/null
+select throws_ok('select auth.uid()', 'PT401', 'invalid token', 'after retire, the previous key''s tokens are refused');
+select throws_ok('select auth.retire_signing_key()', '55000', 'there is no previous key to retire', 'retire twice: refused');
+select throws_ok('select auth.promote_signing_key()', '55000', 'there is no next key to promote', 'promote with no next key: refused');
+-- After a leak: a key added unshared is not wrapped for the holders of the other keys; they are for it.
+select auth.add_signing_key(convert_to('the-unshared-signing-secret-0123456789ab', 'UTF8'), false) \g /dev/null
+select is(array(select slot || ':' || (wrapped is not null)::text from auth.signing_key_ring(
+                   private.signing_key_id(convert_to('the-next-signing-secret-0123456789abcdef', 'UTF8'))) order by slot),
+          array['current:true', 'next:false'], 'an unshared key is not given to the holder of the current key');
+select is((select wrapped is not null from auth.signing_key_ring(
+               private.signing_key_id(convert_to('the-unshared-signing-secret-0123456789ab', 'UTF8'))) where slot = 'current'), true,
+          'the holder of the unshared key is given the current key');
+select is((select count(*)::int from auth.signing_key_ring('0123456789abcdef') where wrapped is not null), 0,
+          'a holder id that is no key of the set is given nothing');
+delete from auth.signing_keys;
+select is(auth.install_first_signing_key(tap.test_secret()), 'installed', 'migrate installs the first key of an empty set');
+select is(auth.install_first_signing_key(tap.test_secret()), 'current', '... and only says where a known key is');
+select is(auth.install_first_signing_key(convert_to('an-unknown-signing-secret-0123456789abcd', 'UTF8')), 'unknown',
+          '... and changes nothing for an unknown one');
 select set_config('request.jwt', '', true) \g /dev/null
 
 -- Forging another reporter's id through the table.

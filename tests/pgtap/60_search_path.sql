@@ -2,7 +2,7 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(25);
+select plan(30);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
@@ -155,8 +155,19 @@ select is_empty($$select * from tap.evil('select name from pricesvc_meta.applied
 reset role;
 
 -- Owner-only functions.
-select tap.evil_exec($$select auth.install_signing_keys(pg_catalog.convert_to('pgtap-test-signing-secret-0123456789abcdef', 'UTF8'))$$) \g /dev/null
-select is((select count(*)::int from evil.signing_keys), 1, 'install_signing_keys(): the attacker''s table is untouched');
+select tap.evil_exec($$select auth.add_signing_key(pg_catalog.convert_to('pgtap-next-signing-secret-0123456789abcdef', 'UTF8'))$$) \g /dev/null
+select is((select count(*)::int from evil.signing_keys), 1, 'add_signing_key(): the attacker''s table is untouched');
+select is((select array_agg(t order by t) from tap.evil($$select slot from auth.signing_key_list()$$) t), array['(current)', '(next)'],
+          'signing_key_list(): reads the real keys');
+select is((select count(*)::int from tap.evil($$select key_id from auth.signing_key_ring('x') where wrapped is null$$)), 2,
+          'signing_key_ring(): reads the real keys');
+select tap.evil_exec($$select auth.promote_signing_key()$$) \g /dev/null
+select tap.evil_exec($$select auth.retire_signing_key()$$) \g /dev/null
+select is((select count(*)::int from evil.signing_keys), 1, 'promote and retire: the attacker''s table is untouched');
+select is((select slot from auth.signing_keys), 'current', 'promote and retire: the real table has its one key');
+select tap.evil_exec($$select auth.create_publishable_key('evil', pg_catalog.sha256('k'), 'k')$$) \g /dev/null
+select is((select count(*)::int from tap.evil($$select key_hash from auth.publishable_key_hashes() where key_hash = pg_catalog.sha256('k')$$)), 1,
+          'publishable keys: made and read in the real table');
 update auth.sessions set revoked_at = now() - interval '3 days' where id = (select session_id from signed_up);
 update auth.users set created_at = now() - interval '3 days' where id = (select user_id from signed_up);
 select results_eq($$select * from tap.evil('select sessions, users from auth.prune(interval ''2 days'')')$$, array['(1,1)'],

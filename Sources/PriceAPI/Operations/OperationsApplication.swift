@@ -32,7 +32,7 @@ public struct OperationsApplication: HTTPApplication {
         case .metrics:
             return Reply(label: route.label, work: .now(HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                body: Array(service.metrics.render().utf8))))
+                body: Array((service.metrics.render() + service.keys.metricsText()).utf8))))
         default:
             return Reply(label: route.label, work: .now(.json(200, "{\"status\":\"ok\"}")))
         }

@@ -31,34 +31,50 @@ enum Caller: Sendable {
     }
 }
 
-/// Who is calling: the `apikey` check and the Bearer token, verified in-process.
+/// Who is calling: the `apikey` check and the Bearer token, verified in-process with the keys the
+/// database last listed (`ServiceKeys`).
 struct CallerIdentification: Sendable {
-    /// The current anon key, so the common case of the `apikey` check is one constant-time compare
-    /// instead of an HMAC; any other key (e.g. signed with the previous secret) is verified in full.
-    let anonKey: [UInt8]
-    let verifier: TokenVerifier
+    let keys: ServiceKeys
     let clock: @Sendable () -> Double
 
     func now() -> Int { Int(clock()) }
 
-    /// Supabase's gateway contract: every /rest and /auth request carries the anon key.
+    /// Supabase's gateway contract: every /rest and /auth request carries an API key: a publishable key
+    /// (`sb_publishable_…`), or the legacy JWT anon key while the deployment accepts it.
     func checkAPIKey(_ request: HTTPRequest, isAuthRoute: Bool) -> APIError? {
         guard let key = request.header("apikey"), !key.isEmpty else {
             return isAuthRoute
                 ? .auth(401, "no_api_key", "No API key found in request")
                 : APIError(status: 401, code: "PGRST000", message: "No API key found in request",
-                           hint: "Send the anon key in the apikey header (pricesvc keys prints it)")
+                           hint: "Send a publishable key (pricesvc keys publishable create) in the apikey header")
         }
-        if !constantTimeEqual(Array(key.utf8), anonKey), case .failure = verifier.verifyAnonKey(key, now: now()) {
+        if !accepts(apiKey: key) {
             return isAuthRoute
                 ? .auth(401, "invalid_api_key", "Invalid API key")
                 : APIError(status: 401, code: "PGRST000", message: "Invalid API key",
-                           hint: "The apikey header must hold this service's anon key")
+                           hint: "The apikey header must hold one of this service's publishable keys (or its anon key)")
         }
         return nil
     }
 
-    /// The caller: anonymous without a Bearer token (or with the anon key as one), else a verified user.
+    private func accepts(apiKey key: String) -> Bool {
+        let snapshot = keys.snapshot
+        if let hash = PublishableKey.hash(key) {
+            if snapshot.publishableKeyHashes.contains(hash) { return true }
+            keys.requestRefresh()  // made a moment ago, perhaps
+            return false
+        }
+        guard keys.acceptsLegacyAnonKey else { return false }
+        if constantTimeEqual(Array(key.utf8), snapshot.anonKey) { return true }
+        switch snapshot.verifier.verifyAnonKey(key, now: now()) {
+        case .success: return true
+        case .failure(let error):
+            if error.code == .badSignature { keys.requestRefresh() }
+            return false
+        }
+    }
+
+    /// The caller: anonymous without a Bearer token (or with the apikey as one), else a verified user.
     func identify(_ request: HTTPRequest) -> Result<Caller, APIError> {
         guard let authorization = request.header("authorization") else { return .success(.anon) }
         let parts = authorization.utf8.split(separator: UInt8(ascii: " "), maxSplits: 1)
@@ -66,12 +82,16 @@ struct CallerIdentification: Sendable {
             return .failure(APIError(status: 401, code: "PGRST301", message: "Authorization header must be 'Bearer <token>'"))
         }
         let token = String(Substring(parts[1]))
+        // The SDKs send the apikey as the Bearer token until a user signs in.
         if token == request.header("apikey") { return .success(.anon) }
+        let verifier = keys.snapshot.verifier
         switch verifier.verifyAccessToken(token, now: now()) {
         case .success(let verified):
             return .success(.user(verified))
         case .failure(let accessError):
-            if case .success = verifier.verifyAnonKey(token, now: now()) { return .success(.anon) }
+            if keys.acceptsLegacyAnonKey, case .success = verifier.verifyAnonKey(token, now: now()) { return .success(.anon) }
+            // Signed with a key added a moment ago, perhaps: the next request will know.
+            if accessError.code == .badSignature { keys.requestRefresh() }
             let code = accessError.code == .expired ? "PGRST303" : "PGRST301"
             return .failure(APIError(status: 401, code: code, message: accessError.message))
         }

@@ -16,6 +16,8 @@ public final class PriceService: Sendable {
     let cors: CORSPolicy, unavailableRetryAfter: Int
     /// The apikey check and the caller's token, verified in-process.
     let callers: CallerIdentification
+    /// The signing and verification keys, and the publishable API keys, as the database last said.
+    let keys: ServiceKeys
     /// The handlers, each a value holding only what it needs; built once, here.
     let reports: ReportHandler, medians: MedianHandler, quotes: QuoteHandler, auth: AuthHandler
     /// Whether the sign-up challenge route is on (the OpenAPI document lists it then).
@@ -29,20 +31,33 @@ public final class PriceService: Sendable {
     let readinessCache = Mutex(ReadinessCache())
     let clock: @Sendable () -> Double
 
-    public init(settings: ServiceSettings, issuer: TokenIssuer, verifier: TokenVerifier,
+    /// Fixed keys: an issuer and a verifier that never change (tests, tools).
+    public convenience init(settings: ServiceSettings, issuer: TokenIssuer, verifier: TokenVerifier,
+                            clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
+                            metrics: ServiceMetrics, signUpChallenges: SignUpChallenges? = nil,
+                            clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.init(settings: settings, keys: ServiceKeys(issuer: issuer, verifier: verifier), clientKey: clientKey,
+                  refreshChain: refreshChain, readiness: readiness, metrics: metrics,
+                  signUpChallenges: signUpChallenges, clock: clock)
+    }
+
+    /// - Parameter keys: what the service signs and verifies with, and the API keys it accepts;
+    ///   `serve` has a `KeyRefresher` keep them as the database says.
+    public init(settings: ServiceSettings, keys: ServiceKeys,
                 clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
                 metrics: ServiceMetrics, signUpChallenges: SignUpChallenges? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.cors = settings.cors
         self.unavailableRetryAfter = settings.unavailableRetryAfter
-        self.callers = CallerIdentification(anonKey: Array(issuer.anonKey().utf8), verifier: verifier, clock: clock)
+        self.keys = keys
+        self.callers = CallerIdentification(keys: keys, clock: clock)
         self.reports = ReportHandler(unavailableRetryAfter: settings.unavailableRetryAfter)
         let calls = FunctionCallPlanner(unavailableRetryAfter: settings.unavailableRetryAfter,
                                         maxResponseBytes: settings.maxResponseBytes,
                                         expensiveStatementTimeoutMilliseconds: settings.expensiveStatementTimeoutMilliseconds)
         self.medians = MedianHandler(calls: calls)
         self.quotes = QuoteHandler(calls: calls)
-        self.auth = AuthHandler(settings: AuthHandler.Settings(settings), issuer: issuer, clientKey: clientKey,
+        self.auth = AuthHandler(settings: AuthHandler.Settings(settings), keys: keys, clientKey: clientKey,
                                 refreshChain: refreshChain, signUpChallenges: signUpChallenges, clock: clock)
         self.offersSignUpChallenge = signUpChallenges != nil
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
@@ -196,6 +211,7 @@ public final class PriceService: Sendable {
     /// One database check: reachable, and every shipped migration applied.
     func readinessPlan() -> DatabasePlan {
         let readiness = self.readiness
+        let keys = self.keys
         let retryAfter = unavailableRetryAfter
         metrics.recordReadinessCheck()
         return DatabasePlan([Statements.appliedMigrations.query()], readOnly: true) { outcome in
@@ -210,13 +226,14 @@ public final class PriceService: Sendable {
             case .failure(let error):
                 problem = "unexpected migration list: \(error)"
             }
-            guard let problem else {
+            // The instance's secret must be one of the database's keys, or PostgreSQL refuses its tokens.
+            guard let reason = problem ?? keys.snapshot.problem else {
                 return .json(200, "{\"status\":\"ready\"}")
             }
             var writer = JSONWriter()
             writer.beginObject()
             writer.key("status"); writer.string("not ready")
-            writer.key("reason"); writer.string(problem)
+            writer.key("reason"); writer.string(reason)
             writer.endObject()
             return .json(503, writer.text, headers: [("Retry-After", "5")])
         }

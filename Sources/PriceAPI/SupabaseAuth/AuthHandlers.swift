@@ -26,7 +26,8 @@ struct AuthHandler: Sendable {
     }
 
     let settings: Settings
-    let issuer: TokenIssuer
+    /// Signs with the key the database calls current (re-read while serving).
+    let keys: ServiceKeys
     let clientKey: ClientKey
     let refreshChain: RefreshTokenChain
     /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
@@ -152,7 +153,7 @@ struct AuthHandler: Sendable {
             return APIError.auth(500, "unexpected_failure", "Malformed identifiers from the database").response
         }
         let now = self.now()
-        let access = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
+        let access = keys.snapshot.issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
         let body = SessionBody(accessToken: access.token, expiresIn: access.expiresAt - now,
                                expiresAt: access.expiresAt, refreshToken: refreshToken, user: user)
         return .json(200, body.json)

@@ -1,0 +1,196 @@
+import AnonAuth
+import Foundation
+import Dispatch
+import PriceCrypto
+import PriceDB
+import PriceHTTP
+import PriceSQL
+import Synchronization
+
+/// The keys a running instance signs and verifies with, and the publishable API keys it accepts, as
+/// the database last said (`KeyRefresher` re-reads them). Every request reads one snapshot.
+///
+/// The instance's own secret (`PRICESVC_JWT_SECRET`) is how it reads the key ring: the database wraps
+/// every key of the set for each key of the set (`auth.signing_key_ring`), so an instance holding any one
+/// of them verifies tokens signed with all of them and signs with the current one, through the three
+/// steps of a rotation and without a restart (`SigningKeyRing`).
+public final class ServiceKeys: Sendable {
+    public struct Snapshot: Sendable {
+        public var issuer: TokenIssuer
+        public var verifier: TokenVerifier
+        /// The legacy JWT anon key signed with the signing key: the common case is one constant-time
+        /// compare instead of an HMAC.
+        var anonKey: [UInt8]
+        /// SHA-256 of every publishable key not revoked.
+        var publishableKeyHashes: Set<[UInt8]>
+        /// Why the instance's secret does not work with the database's keys (then /readyz fails); nil
+        /// while it does, and before the first read.
+        public var problem: String?
+        /// Keys the instance verifies with.
+        public var verifyingKeyCount: Int
+    }
+
+    private let state: Mutex<Snapshot>
+    /// The secret this instance was started with.
+    private let own: [UInt8]
+    /// Verified besides the ring's keys (`PRICESVC_JWT_PREVIOUS_SECRET`); PostgreSQL decides anyway.
+    private let extraVerifying: [[UInt8]]
+    /// Whether a JWT anon key (role anon, signed with a key of the set) is accepted as `apikey`.
+    public let acceptsLegacyAnonKey: Bool
+    private let refreshRequested = Atomic<Bool>(false)
+    private let wakeRefresher = DispatchSemaphore(value: 0)
+    let reloads = Atomic<Int>(0)
+
+    /// Keys of the instance's own secret alone, until the first read of the database's.
+    public init(secret: [UInt8], extraVerifying: [[UInt8]] = [], accessTokenLifetime: Int = 3600,
+                acceptsLegacyAnonKey: Bool = true, publishableKeyHashes: Set<[UInt8]> = []) {
+        own = secret
+        self.extraVerifying = extraVerifying
+        self.acceptsLegacyAnonKey = acceptsLegacyAnonKey
+        let issuer = TokenIssuer(secret: secret, accessTokenLifetime: accessTokenLifetime)
+        state = Mutex(Snapshot(issuer: issuer, verifier: TokenVerifier(secrets: [secret] + extraVerifying),
+                               anonKey: Array(issuer.anonKey().utf8), publishableKeyHashes: publishableKeyHashes,
+                               problem: nil, verifyingKeyCount: 1 + extraVerifying.count))
+    }
+
+    /// Fixed keys (tests, tools): an issuer and a verifier as given, never re-read.
+    public init(issuer: TokenIssuer, verifier: TokenVerifier, acceptsLegacyAnonKey: Bool = true,
+                publishableKeyHashes: Set<[UInt8]> = []) {
+        own = []
+        extraVerifying = []
+        self.acceptsLegacyAnonKey = acceptsLegacyAnonKey
+        state = Mutex(Snapshot(issuer: issuer, verifier: verifier, anonKey: Array(issuer.anonKey().utf8),
+                               publishableKeyHashes: publishableKeyHashes, problem: nil, verifyingKeyCount: 1))
+    }
+
+    public var snapshot: Snapshot { state.withLock { $0 } }
+
+    /// The id the instance reads the ring as (`SigningKeyRing.keyID` of its secret).
+    public var ownKeyID: String { SigningKeyRing.keyID(own) }
+
+    /// Takes what the database said. When the instance's secret is not in the set, it keeps signing and
+    /// verifying as before (PostgreSQL refuses what it must) and reports the problem.
+    @discardableResult
+    public func apply(ring: [SigningKeyRing.Entry], publishableKeyHashes: [[UInt8]]) -> Result<SigningKeyRing.Keys, SigningKeyRing.Problem> {
+        let resolved = SigningKeyRing.resolve(own: own, entries: ring)
+        state.withLock { snapshot in
+            snapshot.publishableKeyHashes = Set(publishableKeyHashes)
+            switch resolved {
+            case .success(let keys):
+                let issuer = TokenIssuer(secret: keys.signing, issuer: snapshot.issuer.issuer,
+                                         accessTokenLifetime: snapshot.issuer.accessTokenLifetime)
+                let verifying = keys.verifying + extraVerifying.filter { !keys.verifying.contains($0) }
+                snapshot.issuer = issuer
+                snapshot.verifier = TokenVerifier(secrets: verifying, leeway: snapshot.verifier.leeway,
+                                                  maxTokenBytes: snapshot.verifier.maxTokenBytes)
+                snapshot.anonKey = Array(issuer.anonKey().utf8)
+                snapshot.problem = nil
+                snapshot.verifyingKeyCount = verifying.count
+            case .failure(let problem):
+                snapshot.problem = problem.description
+            }
+        }
+        reloads.add(1, ordering: .relaxed)
+        return resolved
+    }
+
+    /// The keys' gauges, after the service's metrics: how many keys it verifies with, whether its secret
+    /// is one of the database's, and how often it re-read them (a rotation waits for every instance to
+    /// show the new count).
+    func metricsText() -> String {
+        let snapshot = self.snapshot
+        var out = ""
+        PrometheusText.family(&out, "pricesvc_signing_keys", .gauge, "Signing keys this instance verifies tokens with.",
+                              [("", snapshot.verifyingKeyCount)])
+        PrometheusText.family(&out, "pricesvc_signing_key_problem", .gauge,
+                              "1 while this instance's JWT secret is not one of the database's signing keys.",
+                              [("", snapshot.problem == nil ? 0 : 1)])
+        PrometheusText.family(&out, "pricesvc_signing_key_reads_total", .counter,
+                              "Reads of the database's signing keys and publishable keys.",
+                              [("", reloads.load(ordering: .relaxed))])
+        return out
+    }
+
+    /// Asks the refresher to re-read the keys soon (a token or key this instance does not know may have
+    /// been added a moment ago). Cheap and non-blocking; requests coalesce.
+    func requestRefresh() {
+        if refreshRequested.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            wakeRefresher.signal()
+        }
+    }
+
+    /// Waits until `seconds` pass or a refresh is requested.
+    func waitForRefresh(seconds: Double) {
+        _ = wakeRefresher.wait(timeout: .now() + seconds)
+        refreshRequested.store(false, ordering: .relaxed)
+    }
+}
+
+/// Re-reads the key ring and the publishable keys every `interval` seconds, and soon after a request
+/// brought a key the instance did not know (at most once a second), on a thread of its own.
+public final class KeyRefresher: Sendable {
+    let keys: ServiceKeys
+    let database: any QueryRunner
+    let interval: Double
+    private let stopped = Atomic<Bool>(false)
+
+    public init(keys: ServiceKeys, database: any QueryRunner, interval: Double) {
+        self.keys = keys
+        self.database = database
+        self.interval = interval
+    }
+
+    /// One read: the ring for this instance's key and the publishable keys, in one round trip.
+    public func refresh() throws(DatabaseError) -> Result<SigningKeyRing.Keys, SigningKeyRing.Problem> {
+        let results = try database.run([Statements.signingKeyRing.query(keys.ownKeyID),
+                                        Statements.publishableKeyHashes.query()])
+        guard results.count == 2 else {
+            throw DatabaseError(code: .protocolViolation, message: "key ring: \(results.count) results, expected 2")
+        }
+        let ring: [SigningKeyRing.Entry]
+        let hashes: [[UInt8]]
+        switch (Statements.signingKeyRing.rows(results[0]), Statements.publishableKeyHashes.rows(results[1])) {
+        case (.success(let rows), .success(let keyHashes)):
+            ring = rows.map { SigningKeyRing.Entry(keyID: $0.0, slot: $0.1, wrapped: $0.2?.bytes) }
+            hashes = keyHashes.map(\.bytes)
+        case (.failure(let error), _), (_, .failure(let error)):
+            throw DatabaseError(code: .protocolViolation, message: error.description)
+        }
+        return keys.apply(ring: ring, publishableKeyHashes: hashes)
+    }
+
+    /// Starts the thread; `report` hears each change of the instance's problem (nil: resolved).
+    public func start(report: @escaping @Sendable (String) -> Void) {
+        let thread = Thread { [self] in
+            var lastProblem: String? = nil
+            while !stopped.load(ordering: .relaxed) {
+                keys.waitForRefresh(seconds: interval)
+                if stopped.load(ordering: .relaxed) { break }
+                let started = DispatchTime.now()
+                do throws(DatabaseError) {
+                    let problem: String?
+                    switch try refresh() {
+                    case .success: problem = nil
+                    case .failure(let failure): problem = failure.description
+                    }
+                    if problem != lastProblem {
+                        report(problem ?? "signing keys: this JWT secret is one of the database's keys again")
+                        lastProblem = problem
+                    }
+                } catch {
+                    // Unreachable database: /readyz says so; the keys stay as they were.
+                }
+                // At most one read a second, however many unknown tokens arrive.
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+                if elapsed < 1 { Thread.sleep(forTimeInterval: 1 - elapsed) }
+            }
+        }
+        thread.name = "pricesvc-keys"
+        thread.start()
+    }
+
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        keys.requestRefresh()
+    }
+}

@@ -1,0 +1,113 @@
+import AnonAuth
+import Foundation
+import PriceCrypto
+import PriceDB
+import PriceHTTP
+import Testing
+@testable import PriceAPI
+
+private let current = Array("the-current-signing-secret-0123456789abc".utf8)
+private let next = Array("the-next-signing-secret-0123456789abcdef-and-longer-than-32".utf8)
+
+/// A ring as `auth.signing_key_ring` gives it to the holder of `holder`: every key wrapped for it.
+private func ring(_ keys: [(secret: [UInt8], slot: String)], holder: [UInt8]) -> [SigningKeyRing.Entry] {
+    keys.map { key in
+        let id = SigningKeyRing.keyID(key.secret)
+        return SigningKeyRing.Entry(keyID: id, slot: key.slot, wrapped: SigningKeyRing.wrap(key.secret, keyID: id, holder: holder))
+    }
+}
+
+@Suite("Service keys: what the database says about signing and API keys, applied to requests")
+struct ServiceKeysTests {
+    let now = 1_800_000_000
+
+    func service(_ keys: ServiceKeys) -> PriceService {
+        let fixedNow = Double(now)
+        return PriceService(settings: ServiceSettings(), keys: keys, clientKey: ClientKey(secret: current),
+                            refreshChain: RefreshTokenChain(secret: current), readiness: Readiness(shipped: []),
+                            metrics: ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: {
+                                PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0)
+                            }), clock: { fixedNow })
+    }
+
+    func status(_ service: PriceService, apikey: String, token: String? = nil) -> Int {
+        var headers = ["apikey": apikey, "content-type": "application/json"]
+        if let token { headers["authorization"] = "Bearer \(token)" }
+        let request = HTTPRequest(method: "POST", path: "/rest/v1/rpc/price_medians", headers: headers,
+                                  body: Array(#"{"location_ids":["x:1"]}"#.utf8))
+        switch service.decide(request).outcome {
+        case .answer(let response): return response.status
+        case .database: return 0  // admitted: it would go to PostgreSQL
+        }
+    }
+
+    func token(_ secret: [UInt8]) -> String {
+        TokenIssuer(secret: secret).accessToken(userID: UUID().uuidString.lowercased(),
+                                                sessionID: UUID().uuidString.lowercased(), now: now).token
+    }
+
+    @Test("a publishable key works once read from the database, and not after it is revoked")
+    func publishableKeys() {
+        let keys = ServiceKeys(secret: current)
+        let app = PublishableKey.generate()
+        let service = service(keys)
+        #expect(status(service, apikey: app.key) == 401)
+        keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [app.hash])
+        #expect(status(service, apikey: app.key) == 0)
+        #expect(status(service, apikey: app.key, token: app.key) == 0, "the SDKs send the apikey as the Bearer token")
+        keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [])
+        #expect(status(service, apikey: app.key) == 401)
+    }
+
+    @Test("with the legacy anon key turned off, it is refused as apikey and as a Bearer token")
+    func legacyAnonKeyOff() {
+        let keys = ServiceKeys(secret: current, acceptsLegacyAnonKey: false)
+        let app = PublishableKey.generate()
+        keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [app.hash])
+        let anonKey = TokenIssuer(secret: current).anonKey()
+        let service = service(keys)
+        #expect(status(service, apikey: anonKey) == 401)
+        #expect(status(service, apikey: app.key, token: anonKey) == 401)
+        #expect(status(ServiceKeysTests().service(ServiceKeys(secret: current)), apikey: anonKey) == 0)
+    }
+
+    @Test("through add, promote and retire, an instance on the old secret verifies both and then signs with the new")
+    func rotation() {
+        let keys = ServiceKeys(secret: current)
+        let service = service(keys)
+        let anon = TokenIssuer(secret: current).anonKey()
+        #expect(status(service, apikey: anon, token: token(next)) == 401, "an unknown key before add")
+        keys.apply(ring: ring([(current, "current"), (next, "next")], holder: current), publishableKeyHashes: [])
+        #expect(status(service, apikey: anon, token: token(next)) == 0)
+        #expect(status(service, apikey: anon, token: token(current)) == 0)
+        #expect(keys.snapshot.issuer.anonKey() == anon, "add changes nothing that is signed")
+        keys.apply(ring: ring([(next, "current"), (current, "previous")], holder: current), publishableKeyHashes: [])
+        let signed = keys.snapshot.issuer.accessToken(userID: UUID().uuidString.lowercased(),
+                                                      sessionID: UUID().uuidString.lowercased(), now: now).token
+        #expect(TokenVerifier(secrets: [next]).verify(signed, now: now).isSuccess, "promote: signs with the new key")
+        #expect(status(service, apikey: anon, token: token(current)) == 0)
+        #expect(keys.snapshot.problem == nil)
+        keys.apply(ring: ring([(next, "current")], holder: next), publishableKeyHashes: [])
+        #expect(keys.snapshot.problem?.contains("not one of the database's signing keys") == true,
+                "retire: the old secret is no longer in the set")
+    }
+
+    @Test("/readyz fails while the instance's secret is not one of the database's keys")
+    func readiness() {
+        let keys = ServiceKeys(secret: current)
+        let service = service(keys)
+        keys.apply(ring: ring([(next, "current")], holder: next), publishableKeyHashes: [])
+        let answer = service.readinessPlan().answer(.success([QueryResult()]))
+        #expect(answer.status == 503)
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("signing keys"))
+        keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [])
+        #expect(service.readinessPlan().answer(.success([QueryResult()])).status == 200)
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}
