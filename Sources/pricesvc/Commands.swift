@@ -27,17 +27,26 @@ enum Commands {
         if arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
             return help(for: command)
         }
-        // `statements --json` is the one flag without a value.
+        // The flags without a value: `statements --json`, `migrate --status` and `migrate --dry-run`.
         var rest = Array(arguments.dropFirst())
         let json = command == "statements" && rest.contains("--json")
         if command == "statements" { rest.removeAll { $0 == "--json" } }
+        let migrateMode: MigrateMode = command != "migrate" ? .apply
+            : rest.contains("--status") ? .status : rest.contains("--dry-run") ? .dryRun : .apply
+        if command == "migrate" {
+            guard !(rest.contains("--status") && rest.contains("--dry-run")) else {
+                fail("migrate takes --status or --dry-run, not both")
+                return 2
+            }
+            rest.removeAll { $0 == "--status" || $0 == "--dry-run" }
+        }
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
                                                   takesOperands: command == "import-rates")
             switch command {
             case "serve": return try serve(configuration)
-            case "migrate": return try migrate(configuration)
+            case "migrate": return try migrate(configuration, mode: migrateMode)
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
             case "import-rates": return try importRates(configuration)
@@ -77,9 +86,13 @@ enum Commands {
     static let descriptions = [
         Description(name: "serve", usage: "pricesvc serve [--SETTING VALUE ...]",
                     summary: "serve the HTTP API (PostgREST / Supabase Auth subset)", settings: nil),
-        Description(name: "migrate", usage: "pricesvc migrate [--migration-database-url URL] [--migrations-dir DIR]",
-                    summary: "apply migrations/ as the owning role and install the signing keys",
-                    settings: ownerSettings + ["migrations-dir"] + secretSettings),
+        Description(name: "migrate", usage: "pricesvc migrate [--status | --dry-run] [--migration-database-url URL] [--migrations-dir DIR]",
+                    summary: "apply migrations/ as the owning role and install the signing keys; each file waits at most "
+                        + "--migrate-lock-timeout for a lock, then is retried (until --migrate-wait-limit). "
+                        + "--status and --dry-run change nothing and print JSON: the schema versions, pending and changed files, "
+                        + "whether this build may serve the database, and (--dry-run) what migrate would do, exit 1 if it would refuse "
+                        + "(docs/upgrading.md)",
+                    settings: ownerSettings + ["migrations-dir", "migrate-lock-timeout", "migrate-wait-limit"] + secretSettings),
         Description(name: "keys", usage: "pricesvc keys [--jwt-secret-file FILE]",
                     summary: "print the anon key (the apikey clients send)", settings: ["jwt-secret", "jwt-secret-file"]),
         Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
@@ -211,6 +224,7 @@ enum Commands {
             : nil
 
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
+        let schemaVersion = try MigrationRunner.version(in: configuration.string("migrations-dir"))
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
             size: poolSize,
@@ -247,7 +261,7 @@ enum Commands {
             verifier: TokenVerifier(secrets: [secrets.current] + (secrets.previous.map { [$0] } ?? [])),
             clientKey: ClientKey(secret: secrets.current),
             refreshChain: RefreshTokenChain(secret: secrets.current),
-            readiness: Readiness(shipped: shipped),
+            readiness: Readiness(shipped: shipped, version: schemaVersion),
             metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
                                    databaseWorkers: server.databaseWorkers),
             signUpChallenges: signUpChallenges)
