@@ -357,3 +357,19 @@ def test_the_previous_release_serves_beside_the_new_one_and_its_migrate_is_refus
         submit_and_read(old_api, old_api.new_session()["access_token"])
     finally:
         old_servers.stop_all()
+
+
+def test_migrations_changed_since_the_previous_release_carry_a_higher_schema_version(previous_release):
+    """Readiness and the older-migrator refusal tell releases apart by VERSION alone: a release whose
+    migrations/ differs from the previous release's must declare a higher version."""
+    old, new = previous_release / "migrations", REPO / "migrations"
+    differs = sorted(name for name in {p.name for p in old.glob("*.sql")} | {p.name for p in new.glob("*.sql")}
+                     if not (old / name).exists() or not (new / name).exists()
+                     or file_checksum(old / name) != file_checksum(new / name))
+    previous_version = read_version(old)[0] if (old / "VERSION").exists() else 0
+    version, compatible_from = read_version(new)
+    if differs:
+        assert version > previous_version, (
+            f"migrations/ changed since the previous release ({', '.join(differs)}) but VERSION still says "
+            f"{version}: bump it (docs/upgrading.md)")
+    assert compatible_from <= version
