@@ -36,7 +36,7 @@ public struct MigrationPlan: Sendable, Equatable {
     /// schema versions, or a fresh one).
     public var databaseVersion: SchemaVersion?
     /// The directory's version, recorded before the first step when it differs from `databaseVersion`.
-    public var version: SchemaVersion
+    public var version: SchemaVersion = .undeclared
     public var recordsVersion: Bool { version != .undeclared && databaseVersion != version }
     public var isUpToDate: Bool { steps.isEmpty && !recordsVersion }
 }
@@ -51,7 +51,7 @@ public struct MigrationStatus: Sendable, Equatable {
     /// What the database recorded (nil: nothing, a database from before schema versions).
     public var databaseVersion: SchemaVersion?
     /// This build's migrations directory's version.
-    public var version: SchemaVersion
+    public var version: SchemaVersion = .undeclared
     public var isCurrent: Bool { pending.isEmpty && changed.isEmpty }
 
     /// The database recorded a higher version than this build's: a newer release migrated it.
