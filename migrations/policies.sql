@@ -178,27 +178,63 @@ grant usage on schema pricesvc_meta to authenticator;
 -- price_reports: grants and RLS (the insert trigger is in reports.sql)
 ------------------------------------------------------------------------------------------------------
 
+-- This file runs again whenever any other file ran. ALTER TABLE, ENABLE/FORCE ROW LEVEL SECURITY and
+-- CREATE/DROP POLICY take an ACCESS EXCLUSIVE lock on price_reports, which queues every insert behind
+-- the longest reader, so each runs only when the catalog differs from what it says (docs/upgrading.md).
+-- Grants and revokes take no lock on the table.
+
 -- A report belongs to whoever signed the token it was sent with; clients never name the reporter. The
 -- default is only a cheap per-row hint (auth.sql); the policy below is what verifies it.
-alter table public.price_reports alter column reporter_id set default auth.unverified_uid();
+do $$
+begin
+    if (select pg_catalog.pg_get_expr(d.adbin, d.adrelid)
+        from pg_catalog.pg_attrdef d
+        join pg_catalog.pg_attribute a on a.attrelid = d.adrelid and a.attnum = d.adnum
+        where d.adrelid = 'public.price_reports'::pg_catalog.regclass and a.attname = 'reporter_id')
+       is distinct from 'auth.unverified_uid()' then
+        alter table public.price_reports alter column reporter_id set default auth.unverified_uid();
+    end if;
+end
+$$;
 
 -- Clients only ever insert, and only the columns they own; reads go through the median functions.
 revoke all on table public.price_reports from public, anon, authenticated, price_analyst, authenticator;
 grant insert (location_id, rate_kind, price_cents, currency, client_report_id)
     on table public.price_reports to authenticated;
 
-alter table public.price_reports enable row level security;
-alter table public.price_reports force row level security;
+do $$
+begin
+    if not (select c.relrowsecurity and c.relforcerowsecurity from pg_catalog.pg_class c
+            where c.oid = 'public.price_reports'::pg_catalog.regclass) then
+        alter table public.price_reports enable row level security;
+        alter table public.price_reports force row level security;
+    end if;
+end
+$$;
 
 -- A signed-in reporter may insert reports under their own verified id, and nothing else: no SELECT,
 -- UPDATE or DELETE policy exists, so those see or touch no rows even if a grant slipped in.
 -- `(select auth.uid())` is an initplan: the token is verified once per statement, at its first row,
 -- and every row of the statement is compared with that one verified id. This is the check that decides
 -- whose report a row is; the reporter_id default and the insert trigger only read what it will check.
-drop policy if exists reporters_insert_own_reports on public.price_reports;
-create policy reporters_insert_own_reports on public.price_reports
-    for insert to authenticated
-    with check (reporter_id = (select auth.uid()));
+-- Recreated only when it is not exactly this policy, as PostgreSQL prints it back (the text compared
+-- below; a change to the policy changes both), and when no other policy exists beside it.
+do $$
+begin
+    if (select pg_catalog.array_agg(pg_catalog.format('%s %s %s %s %s', p.polname, p.polcmd, p.polpermissive,
+                                                      p.polroles::pg_catalog.regrole[],
+                                                      pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid)))
+        from pg_catalog.pg_policy p where p.polrelid = 'public.price_reports'::pg_catalog.regclass and p.polqual is null)
+       is distinct from array['reporters_insert_own_reports a t {authenticated} (reporter_id = ( SELECT auth.uid() AS uid))']
+       or exists (select from pg_catalog.pg_policy p
+                  where p.polrelid = 'public.price_reports'::pg_catalog.regclass and p.polqual is not null) then
+        drop policy if exists reporters_insert_own_reports on public.price_reports;
+        create policy reporters_insert_own_reports on public.price_reports
+            for insert to authenticated
+            with check (reporter_id = (select auth.uid()));
+    end if;
+end
+$$;
 
 -- The median store (0012, median_store.sql): derived from price_reports, the owner's only.
 revoke all on all tables in schema private from public, anon, authenticated, price_analyst, authenticator;

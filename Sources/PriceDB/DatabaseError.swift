@@ -10,6 +10,7 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         private enum Base: String, Sendable, Hashable {
             case server, connectionLost, connectFailed, timeout, poolExhausted, poolClosed
             case protocolViolation, invalidParameter, migrationChecksumMismatch, migrationFailed
+            case schemaNewerThanMigrations, lockWaitExceeded
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -34,6 +35,11 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         public static let migrationChecksumMismatch = Code(.migrationChecksumMismatch)
         /// A migration file could not be read, is misnamed or out of order, or failed to apply.
         public static let migrationFailed = Code(.migrationFailed)
+        /// The database recorded a higher schema version than the migrations directory declares: an
+        /// older pricesvc refused to migrate a newer schema.
+        public static let schemaNewerThanMigrations = Code(.schemaNewerThanMigrations)
+        /// `migrate` waited for locks longer than its limit, retrying each time its lock timeout ended.
+        public static let lockWaitExceeded = Code(.lockWaitExceeded)
 
         public var description: String { base.rawValue }
     }

@@ -32,7 +32,13 @@ public struct MigrationPlan: Sendable, Equatable {
     public var steps: [MigrationStep]
     /// Applied names with no file any more: reported, not fatal (a file may have been squashed away).
     public var unknownApplied: [String]
-    public var isUpToDate: Bool { steps.isEmpty }
+    /// The version the database recorded before this run; nil when none was (a database from before
+    /// schema versions, or a fresh one).
+    public var databaseVersion: SchemaVersion?
+    /// The directory's version, recorded before the first step when it differs from `databaseVersion`.
+    public var version: SchemaVersion = .undeclared
+    public var recordsVersion: Bool { version != .undeclared && databaseVersion != version }
+    public var isUpToDate: Bool { steps.isEmpty && !recordsVersion }
 }
 
 /// How the database compares with the files, for `/readyz`. Never throws: a changed file is a state to report.
@@ -42,7 +48,37 @@ public struct MigrationStatus: Sendable, Equatable {
     /// Versioned files whose applied checksum differs from the file.
     public var changed: [String]
     public var unknownApplied: [String]
+    /// What the database recorded (nil: nothing, a database from before schema versions).
+    public var databaseVersion: SchemaVersion?
+    /// This build's migrations directory's version.
+    public var version: SchemaVersion = .undeclared
     public var isCurrent: Bool { pending.isEmpty && changed.isEmpty }
+
+    /// The database recorded a higher version than this build's: a newer release migrated it.
+    public var databaseIsNewer: Bool { (databaseVersion?.version ?? 0) > version.version }
+
+    /// nil when a pricesvc with these files may serve against the database; otherwise why not, for
+    /// `/readyz` and `migrate --status`.
+    ///
+    /// A newer schema that accepts this build's version is served as it is: its repeatable files are the
+    /// newer release's, and only this build's own versioned files must be there. An equal or older one
+    /// must match the files exactly, as before schema versions.
+    public var problem: String? {
+        if let databaseVersion, databaseIsNewer {
+            guard databaseVersion.accepts(binary: version.version) else {
+                return "the database schema is version \(databaseVersion.version), which needs pricesvc of schema version "
+                    + "\(databaseVersion.compatibleFrom) or later; this one is \(version.version)"
+            }
+            if let name = pending.first(where: { MigrationPlanner.versionNumber(of: $0) != nil }) {
+                return "migration \(name) is not applied; run pricesvc migrate"
+            }
+            if let name = changed.first { return "migration \(name) differs from the applied one" }
+            return nil
+        }
+        if let name = pending.first { return "migration \(name) is not applied; run pricesvc migrate" }
+        if let name = changed.first { return "migration \(name) differs from the applied one; run pricesvc migrate" }
+        return nil
+    }
 }
 
 /// Decides which migration files to run, without touching a database.
@@ -66,17 +102,34 @@ public struct MigrationPlanner: Sendable {
     public static let firstFileName = "settings.sql"
 
     public var files: [MigrationFile]
+    /// The applied files, without the schema version's row.
     public var applied: [AppliedMigration]
+    /// The directory's declared version (``SchemaVersion/undeclared`` without a `VERSION` file).
+    public var version: SchemaVersion
+    /// The version the database recorded, from its bookkeeping row.
+    public var databaseVersion: SchemaVersion?
 
-    /// `files` in any order (directory order is fine); `applied` as read from the database.
-    public init(files: [MigrationFile], applied: [AppliedMigration]) {
+    /// `files` in any order (directory order is fine); `applied` as read from the database, the schema
+    /// version's row included.
+    public init(files: [MigrationFile], applied: [AppliedMigration], version: SchemaVersion = .undeclared) {
         self.files = files
-        self.applied = applied
+        self.applied = applied.filter { $0.name != SchemaVersion.recordName }
+        self.version = version
+        self.databaseVersion = applied.last { $0.name == SchemaVersion.recordName }
+            .flatMap { SchemaVersion(recordText: $0.checksum) }
     }
 
     /// The steps to run, or `migrationChecksumMismatch` naming the changed file, or `migrationFailed`
     /// for a misnamed, duplicate-numbered or out-of-order file.
     public func plan() throws(DatabaseError) -> MigrationPlan {
+        if let databaseVersion, databaseVersion.version > version.version {
+            // Its files are older than the ones applied: running them would undo the newer release.
+            throw DatabaseError(code: .schemaNewerThanMigrations, message:
+                "the database schema is version \(databaseVersion.version), newer than this pricesvc's migrations "
+                + "(version \(version.version)); an older pricesvc must not migrate it",
+                hint: "run migrate with pricesvc of schema version \(databaseVersion.version) or later "
+                    + "(docs/upgrading.md, \"Rolling back a binary\")")
+        }
         let (versioned, repeatable) = try orderedFiles()
         let appliedByName = self.appliedByName
         let newestApplied = applied.compactMap { Self.versionNumber(of: $0.name) }.max()
@@ -107,7 +160,7 @@ public struct MigrationPlanner: Sendable {
                 steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil))
             }
         }
-        return MigrationPlan(steps: steps, unknownApplied: unknownApplied)
+        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version)
     }
 
     /// Compares without deciding: what `/readyz` reports. Lists files in the order ``plan()`` would run them.
@@ -123,7 +176,8 @@ public struct MigrationPlanner: Sendable {
             default: changed.append(file.name)
             }
         }
-        return MigrationStatus(pending: pending, changed: changed, unknownApplied: unknownApplied)
+        return MigrationStatus(pending: pending, changed: changed, unknownApplied: unknownApplied,
+                               databaseVersion: databaseVersion, version: version)
     }
 
     private var appliedByName: [String: String] {

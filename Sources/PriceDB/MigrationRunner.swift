@@ -7,11 +7,16 @@ public struct MigrationReport: Sendable, Equatable {
     public var applied: [String]
     /// Recorded migrations with no file any more.
     public var unknownApplied: [String]
-    public var isUpToDate: Bool { applied.isEmpty }
+    /// The schema version this run recorded; nil when it recorded none (already recorded, or undeclared).
+    public var recordedVersion: SchemaVersion?
+    public var isUpToDate: Bool { applied.isEmpty && recordedVersion == nil }
 
     /// One line for the CLI: `already up to date` or `applied 0001_x.sql, policies.sql`.
     public var summary: String {
-        var text = isUpToDate ? "already up to date" : "applied " + applied.joined(separator: ", ")
+        var text = applied.isEmpty ? "already up to date" : "applied " + applied.joined(separator: ", ")
+        if let recordedVersion {
+            text += "; schema version \(recordedVersion) recorded"
+        }
         if !unknownApplied.isEmpty {
             text += "; applied migrations without a file: " + unknownApplied.joined(separator: ", ")
         }
@@ -23,7 +28,8 @@ public struct MigrationReport: Sendable, Equatable {
 ///
 /// Runs on its own non-pipelined connection, holds a session advisory lock for the whole run (so
 /// concurrent migrators take turns and the second finds nothing to do), and applies each file plus its
-/// bookkeeping row in one transaction.
+/// bookkeeping row in one transaction, each under a short `lock_timeout` and retried
+/// (``LockRetryPolicy``). Before the first file it records the directory's ``SchemaVersion``.
 public struct MigrationRunner: Sendable {
     /// Key of the session advisory lock: the bytes of "pricesvc" as a bigint.
     static let advisoryLockKey: Int64 = 0x7072_6963_6573_7663
@@ -31,43 +37,88 @@ public struct MigrationRunner: Sendable {
     public var conninfo: String
     public var directory: String
     public var connectTimeout: Duration
+    public var lockRetry: LockRetryPolicy
+    /// One line for each lock wait: which file, who blocks it (``LockBlocker``), the pause before the
+    /// next attempt.
+    public var log: @Sendable (String) -> Void
 
-    public init(conninfo: String, directory: String, connectTimeout: Duration = .seconds(10)) {
+    public init(conninfo: String, directory: String, connectTimeout: Duration = .seconds(10),
+                lockRetry: LockRetryPolicy = LockRetryPolicy(), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.conninfo = conninfo
         self.directory = directory
         self.connectTimeout = connectTimeout
+        self.lockRetry = lockRetry
+        self.log = log
     }
 
     /// Brings the database up to date with the directory.
     ///
     /// - Important: A file that fails rolls back on its own; files before it stay applied. A versioned file
     ///   changed after it was applied stops the run before anything is applied (`migrationChecksumMismatch`).
+    ///
+    /// - Important: A database whose recorded schema version is above the directory's is refused before
+    ///   anything runs (`schemaNewerThanMigrations`): an older pricesvc would put its older files back.
+    ///   Waiting for locks longer than the policy's limit ends the run with `lockWaitExceeded`; files
+    ///   applied before stay applied, and the next run goes on from there.
     public func run() throws(DatabaseError) -> MigrationReport {
-        let sources = try Self.load(directory: directory)
+        let (sources, version) = try Self.load(directory: directory)
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         try session.execute("select pg_advisory_lock(\(Self.advisoryLockKey))")
         try session.execute(Self.bookkeepingSQL)
-        let plan = try MigrationPlanner(files: sources.map(\.file), applied: Self.applied(session)).plan()
+        let plan = try MigrationPlanner(files: sources.map(\.file), applied: Self.applied(session), version: version).plan()
+        var waits = LockWaits(policy: lockRetry, log: log, conninfo: conninfo, connectTimeout: connectTimeout,
+                              backendPID: session.backendPID)
+        // First, so instances of the release before stay ready while the files change under them, and a
+        // run that stops half-way still tells every binary which release the schema is becoming.
+        if plan.recordsVersion {
+            try waits.retrying("the schema version") { probe throws(DatabaseError) in
+                try record(version, replacing: plan.databaseVersion, on: session, probe: probe)
+            }
+        }
         for step in plan.steps {
-            try apply(step.file, sql: sources.first { $0.file == step.file }!.sql, on: session)
+            let sql = sources.first { $0.file == step.file }!.sql
+            try waits.retrying(step.file.name) { probe throws(DatabaseError) in
+                try apply(step.file, sql: sql, version: version, on: session, probe: probe)
+            }
         }
         try session.execute("select pg_advisory_unlock(\(Self.advisoryLockKey))")
-        return MigrationReport(applied: plan.steps.map(\.file.name), unknownApplied: plan.unknownApplied)
+        return MigrationReport(applied: plan.steps.map(\.file.name), unknownApplied: plan.unknownApplied,
+                               recordedVersion: plan.recordsVersion ? version : nil)
     }
 
     /// Compares the directory with what the database recorded, without changing anything.
     public func status() throws(DatabaseError) -> MigrationStatus {
-        let files = try Self.files(in: directory)
+        try planner().status()
+    }
+
+    /// What `run()` would do now, without doing it (and without the advisory lock: a migrator running
+    /// at the same time may change the answer).
+    public func dryRun() throws(DatabaseError) -> (status: MigrationStatus, plan: Result<MigrationPlan, DatabaseError>) {
+        let planner = try planner()
+        do throws(DatabaseError) {
+            return (planner.status(), .success(try planner.plan()))
+        } catch {
+            return (planner.status(), .failure(error))
+        }
+    }
+
+    private func planner() throws(DatabaseError) -> MigrationPlanner {
+        let (sources, version) = try Self.load(directory: directory)
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         let exists = try session.execute("select to_regclass('pricesvc_meta.schema_migrations') is not null").singleValue
         let applied = exists == "t" ? try Self.applied(session) : []
-        return MigrationPlanner(files: files, applied: applied).status()
+        return MigrationPlanner(files: sources.map(\.file), applied: applied, version: version)
+    }
+
+    /// The version `directory/VERSION` declares; ``SchemaVersion/undeclared`` without the file.
+    public static func version(in directory: String) throws(DatabaseError) -> SchemaVersion {
+        try load(directory: directory).version
     }
 
     /// Names and checksums of the `.sql` files in `directory`: what `/readyz` compares against
     /// `pricesvc_meta.applied_migrations()` through `MigrationPlanner.status()`.
     public static func files(in directory: String) throws(DatabaseError) -> [MigrationFile] {
-        try load(directory: directory).map(\.file)
+        try load(directory: directory).sources.map(\.file)
     }
 
     /// SHA-256 hex of a file's bytes (PriceCrypto's), as recorded in `schema_migrations.checksum`: the
@@ -78,10 +129,66 @@ public struct MigrationRunner: Sendable {
 
     // MARK: Steps
 
-    private func apply(_ file: MigrationFile, sql: String, on session: MigrationSession) throws(DatabaseError) {
+    /// The name of the check constraint that keeps older migrators out of a schema at `version`: what a
+    /// release from before schema versions reads in its error when its `migrate` is refused.
+    static func migratorConstraintName(_ version: Int) -> String {
+        "schema_version_\(version)_needs_a_migrator_of_version_\(version)_or_later"
+    }
+
+    /// Records `version` (one transaction): its row, and when the number changed, the check constraint
+    /// that refuses any bookkeeping row a migrator of a lower declared version writes. A release from
+    /// before schema versions declares none, so its `migrate` fails at its first file and rolls it back.
+    private func record(_ version: SchemaVersion, replacing previous: SchemaVersion?, on session: MigrationSession,
+                        probe: () -> Void) throws(DatabaseError) {
+        var sql = "set local lock_timeout = '\(lockRetry.lockTimeoutSetting)';\n"
+            + "select pg_catalog.set_config('\(SchemaVersion.migratorSetting)', '\(version.version)', true);\n"
+        if previous?.version != version.version {
+            sql += """
+                do $$
+                declare
+                    c pg_catalog.text;
+                begin
+                    for c in select conname from pg_catalog.pg_constraint
+                             where conrelid = 'pricesvc_meta.schema_migrations'::pg_catalog.regclass
+                               and conname ~ '^schema_version_[0-9]+_needs_a_migrator' loop
+                        execute pg_catalog.format('alter table pricesvc_meta.schema_migrations drop constraint %I', c);
+                    end loop;
+                end
+                $$;
+                alter table pricesvc_meta.schema_migrations add constraint \(Self.migratorConstraintName(version.version))
+                    check (coalesce(nullif(pg_catalog.current_setting('\(SchemaVersion.migratorSetting)', true), ''), '0')::integer
+                           >= \(version.version)) not valid;
+
+                """
+        }
         do throws(DatabaseError) {
             try session.execute("begin")
-            try session.execute(sql)
+            try session.execute(sql, probeEvery: probeInterval, probe: probe)
+            try session.execute("""
+                insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
+                on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
+                """, [SchemaVersion.recordName, version.recordText])
+            try session.execute("commit")
+        } catch {
+            _ = try? session.execute("rollback")
+            throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
+                                message: "recording schema version \(version.version) failed: \(error.message)",
+                                detail: error.detail, hint: error.hint, severity: error.severity)
+        }
+    }
+
+    /// How often a waiting file asks who blocks it: twice per lock timeout, so every wait is seen.
+    private var probeInterval: Duration { max(.milliseconds(200), lockRetry.lockTimeout / 2) }
+
+    private func apply(_ file: MigrationFile, sql: String, version: SchemaVersion, on session: MigrationSession,
+                       probe: () -> Void) throws(DatabaseError) {
+        do throws(DatabaseError) {
+            try session.execute("begin")
+            // Local to the file's transaction: a file may still say otherwise for itself.
+            try session.execute("set local lock_timeout = '\(lockRetry.lockTimeoutSetting)'")
+            try session.execute("select pg_catalog.set_config($1, $2, true)",
+                                [SchemaVersion.migratorSetting, String(version.version)])
+            try session.execute(sql, probeEvery: probeInterval, probe: probe)
             try session.execute("""
                 insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
                 on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
@@ -143,7 +250,7 @@ public struct MigrationRunner: Sendable {
         var sql: String
     }
 
-    private static func load(directory: String) throws(DatabaseError) -> [Source] {
+    private static func load(directory: String) throws(DatabaseError) -> (sources: [Source], version: SchemaVersion) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }.sorted()
@@ -161,6 +268,88 @@ public struct MigrationRunner: Sendable {
             }
             sources.append(Source(file: MigrationFile(name: name, checksum: checksum(of: data)), sql: sql))
         }
-        return sources
+        let versionPath = (directory as NSString).appendingPathComponent(SchemaVersion.fileName)
+        guard FileManager.default.fileExists(atPath: versionPath) else { return (sources, .undeclared) }
+        guard let data = FileManager.default.contents(atPath: versionPath), let text = String(data: data, encoding: .utf8) else {
+            throw DatabaseError(code: .migrationFailed, message: "cannot read \(versionPath)")
+        }
+        return (sources, try SchemaVersion.parse(declaration: text))
+    }
+}
+
+/// The run's lock waits: retries a step whose lock wait ended (``LockRetryPolicy``), logs who blocked
+/// it, and gives up once the run has waited the policy's limit in all.
+struct LockWaits {
+    let policy: LockRetryPolicy
+    let log: @Sendable (String) -> Void
+    let conninfo: String
+    let connectTimeout: Duration
+    let backendPID: Int32
+    private(set) var waited: Duration = .zero
+    private var monitor: MigrationSession?
+
+    init(policy: LockRetryPolicy, log: @escaping @Sendable (String) -> Void, conninfo: String,
+         connectTimeout: Duration, backendPID: Int32) {
+        self.policy = policy
+        self.log = log
+        self.conninfo = conninfo
+        self.connectTimeout = connectTimeout
+        self.backendPID = backendPID
+    }
+
+    mutating func retrying(_ step: String, _ body: (_ probe: () -> Void) throws(DatabaseError) -> Void) throws(DatabaseError) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let started = ContinuousClock.now
+            var blockers: [LockBlocker] = []
+            var probeProblem: String?
+            do throws(DatabaseError) {
+                try body {
+                    // While the statement waits: who holds what it waits for, right now.
+                    switch probeBlockers() {
+                    case .success(let found): if !found.isEmpty { blockers = found }
+                    case .failure(let error): probeProblem = error.message
+                    }
+                }
+                return
+            } catch {
+                guard LockRetryPolicy.isLockWait(error) else { throw error }
+                waited += ContinuousClock.now - started
+                let who = blockers.isEmpty
+                    ? "blocked by a session that ended or could not be seen" + (probeProblem.map { " (\($0))" } ?? "")
+                    : "blocked by " + blockers.map(\.description).joined(separator: ", ")
+                guard let pause = policy.pause(afterAttempt: attempt, waited: waited) else {
+                    throw DatabaseError(code: .lockWaitExceeded, sqlState: error.sqlState, message:
+                        "migrate gave up on \(step) after waiting \(waited.secondsText) for locks in all "
+                        + "(limit \(policy.waitLimit.secondsText)); last \(who)",
+                        hint: "end those sessions or wait for them, then run migrate again: files applied before "
+                            + "\(step) stay applied")
+                }
+                log("\(step) waited \(policy.lockTimeout.secondsText) for a lock (attempt \(attempt)), \(who); "
+                    + "retrying in \(pause.secondsText) (waited \(waited.secondsText) of at most \(policy.waitLimit.secondsText))")
+                waited += pause
+                Self.sleep(for: pause)
+            }
+        }
+    }
+
+    private mutating func probeBlockers() -> Result<[LockBlocker], DatabaseError> {
+        do throws(DatabaseError) {
+            if monitor == nil {
+                monitor = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+            }
+            return .success(LockBlocker.rows(try monitor!.execute(LockBlocker.probeSQL, [String(backendPID)])))
+        } catch {
+            monitor = nil
+            return .failure(error)
+        }
+    }
+
+    private static func sleep(for pause: Duration) {
+        let nanoseconds = Int(pause / .nanoseconds(1))
+        var request = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 }

@@ -27,17 +27,26 @@ enum Commands {
         if arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
             return help(for: command)
         }
-        // `statements --json` is the one flag without a value.
+        // The flags without a value: `statements --json`, `migrate --status` and `migrate --dry-run`.
         var rest = Array(arguments.dropFirst())
         let json = command == "statements" && rest.contains("--json")
         if command == "statements" { rest.removeAll { $0 == "--json" } }
+        let migrateMode: MigrateMode = command != "migrate" ? .apply
+            : rest.contains("--status") ? .status : rest.contains("--dry-run") ? .dryRun : .apply
+        if command == "migrate" {
+            guard !(rest.contains("--status") && rest.contains("--dry-run")) else {
+                fail("migrate takes --status or --dry-run, not both")
+                return 2
+            }
+            rest.removeAll { $0 == "--status" || $0 == "--dry-run" }
+        }
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
                                                   takesOperands: command == "import-rates" || command == "keys")
             switch command {
             case "serve": return try serve(configuration)
-            case "migrate": return try migrate(configuration)
+            case "migrate": return try migrate(configuration, mode: migrateMode)
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
             case "import-rates": return try importRates(configuration)
@@ -77,9 +86,13 @@ enum Commands {
     static let descriptions = [
         Description(name: "serve", usage: "pricesvc serve [--SETTING VALUE ...]",
                     summary: "serve the HTTP API (PostgREST / Supabase Auth subset)", settings: nil),
-        Description(name: "migrate", usage: "pricesvc migrate [--migration-database-url URL] [--migrations-dir DIR]",
-                    summary: "apply migrations/ as the owning role and, on a database without signing keys, install the JWT secret as the first",
-                    settings: ownerSettings + ["migrations-dir"] + secretSettings),
+        Description(name: "migrate", usage: "pricesvc migrate [--status | --dry-run] [--migration-database-url URL] [--migrations-dir DIR]",
+                    summary: "apply migrations/ as the owning role and, on a database without signing keys, install the JWT secret as the first; each file waits at most "
+                        + "--migrate-lock-timeout for a lock, then is retried (until --migrate-wait-limit). "
+                        + "--status and --dry-run change nothing and print JSON: the schema versions, pending and changed files, "
+                        + "whether this build may serve the database, and (--dry-run) what migrate would do, exit 1 if it would refuse "
+                        + "(docs/upgrading.md)",
+                    settings: ownerSettings + ["migrations-dir", "migrate-lock-timeout", "migrate-wait-limit"] + secretSettings),
         Description(name: "keys", usage: "pricesvc keys [add --next-secret-file FILE [--shared false] | promote | retire [--slot next] | list "
                         + "| publishable create [--name NAME] | publishable list | publishable revoke ID]",
                     summary: "without a subcommand, print the legacy JWT anon key; otherwise, as the owning role: rotate the signing keys "
@@ -218,6 +231,7 @@ enum Commands {
         let keyRefreshSeconds = try configuration.int("key-refresh-seconds", min: 1)
 
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
+        let schemaVersion = try MigrationRunner.version(in: configuration.string("migrations-dir"))
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
             size: poolSize,
@@ -274,7 +288,7 @@ enum Commands {
             keys: keys,
             clientKey: ClientKey(secret: signingKey),
             refreshChain: RefreshTokenChain(secret: signingKey),
-            readiness: Readiness(shipped: shipped),
+            readiness: Readiness(shipped: shipped, version: schemaVersion),
             metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
                                    databaseWorkers: server.databaseWorkers),
             signUpChallenges: signUpChallenges)

@@ -12,11 +12,34 @@ extension Commands {
 
     /// Applies the migrations, then, on a database without signing keys, installs the JWT secret as the
     /// current key. A database with keys keeps them: rotation is `pricesvc keys`, and a secret that is
-    /// not one of the keys is an error (exit 1). Safe to run any number of times.
-    static func migrate(_ configuration: Configuration) throws -> Int32 {
-        let secrets = try loadSecrets(configuration)
+    /// not one of the keys is an error (exit 1). Safe to run any number of times. `--status` and
+    /// `--dry-run` change nothing.
+    static func migrate(_ configuration: Configuration, mode: MigrateMode = .apply) throws -> Int32 {
         let conninfo = ownerConninfo(configuration)
-        let report = try MigrationRunner(conninfo: conninfo, directory: configuration.string("migrations-dir")).run()
+        var lockRetry = LockRetryPolicy()
+        for (key, minimum) in [("migrate-lock-timeout", 1), ("migrate-wait-limit", 0)] {
+            guard let seconds = Configuration.duration(configuration.string(key)), seconds >= minimum,
+                  seconds <= longestPruneAgeSeconds else {
+                throw configuration.invalid(key, "must look like 2s, 5m or 1h (at least \(minimum)s)")
+            }
+            if key == "migrate-lock-timeout" { lockRetry.lockTimeout = .seconds(seconds) } else { lockRetry.waitLimit = .seconds(seconds) }
+        }
+        let runner = MigrationRunner(conninfo: conninfo, directory: configuration.string("migrations-dir"),
+                                     lockRetry: lockRetry, log: { note("migrate: " + $0) })
+        switch mode {
+        case .status:
+            print(MigrationStatusDocument(status: try runner.status(), plan: nil).json)
+            return 0
+        case .dryRun:
+            let (status, plan) = try runner.dryRun()
+            print(MigrationStatusDocument(status: status, plan: plan).json)
+            if case .failure = plan { return 1 }
+            return 0
+        case .apply:
+            break
+        }
+        let secrets = try loadSecrets(configuration)
+        let report = try runner.run()
         print("migrations: \(report.summary)")
         let owner = OwnerTasks(conninfo: conninfo)
         let cleared = try owner.resetRoleDefaults(role: "authenticator")

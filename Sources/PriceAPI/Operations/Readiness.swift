@@ -1,20 +1,21 @@
 import PriceDB
 import PriceHTTP
 
-/// `/readyz` is ready when every migration this build ships is applied with the same checksum.
+/// `/readyz` is ready when the database's schema is one this build may serve: every migration it ships
+/// applied with the same checksum, or a newer schema version that records it still accepts this build's
+/// version (an expand step of the next release, migrated while this instance runs; docs/upgrading.md).
 public struct Readiness: Sendable {
     let shipped: [MigrationFile]
+    let version: SchemaVersion
 
-    public init(shipped: [MigrationFile]) {
+    public init(shipped: [MigrationFile], version: SchemaVersion = .undeclared) {
         self.shipped = shipped
+        self.version = version
     }
 
     /// nil when ready; otherwise a short reason for operators.
     func problem(applied: [AppliedMigration]) -> String? {
-        let status = MigrationPlanner(files: shipped, applied: applied).status()
-        if let name = status.pending.first { return "migration \(name) is not applied; run pricesvc migrate" }
-        if let name = status.changed.first { return "migration \(name) differs from the applied one; run pricesvc migrate" }
-        return nil
+        MigrationPlanner(files: shipped, applied: applied, version: version).status().problem
     }
 }
 
