@@ -38,6 +38,7 @@ insert into expected_grants values
     ('auth.sign_out(uuid,text)', 'authenticator'),
     ('auth.get_user(uuid,uuid)', 'authenticator'),
     ('auth.spend_signup_challenge(bytea,timestamp with time zone)', 'authenticator'),
+    ('auth.sign_up_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,bytea,bytea)', 'authenticator'),
     -- The table's rate-kind check runs as the inserting role.
     ('private.rate_kinds()', 'authenticated'),
     -- Medians and quotes: reporters (through the service) and analysts; overviews: analysts.
