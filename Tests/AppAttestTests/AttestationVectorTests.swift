@@ -23,12 +23,16 @@ import Testing
         let document = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         let entries = try #require(document?["vectors"] as? [[String: Any]])
         return try entries.filter { $0["kind"] as? String == "attestation" }.map { entry in
-            Vector(name: try #require(entry["name"] as? String), appID: try #require(entry["app_id"] as? String),
-                   environment: try #require(entry["environment"] as? String),
-                   attestation: try #require(decodeBase64(try #require(entry["attestation_b64"] as? String))),
-                   keyId: try #require(decodeBase64(try #require(entry["key_id_b64"] as? String))),
-                   clientDataHash: try #require(decodeBase64(try #require(entry["client_data_hash_b64"] as? String))),
-                   verifyAt: try #require(Self.unixSeconds(try #require(entry["verify_at"] as? String))))
+            func text(_ key: String) throws -> String { try #require(entry[key] as? String, "\(key)") }
+            func bytes(_ key: String) throws -> [UInt8] {
+                let value = try text(key)
+                return try #require(decodeBase64(value), "\(key) is not base64")
+            }
+            let verifyAt = try text("verify_at")
+            return Vector(name: try text("name"), appID: try text("app_id"), environment: try text("environment"),
+                          attestation: try bytes("attestation_b64"), keyId: try bytes("key_id_b64"),
+                          clientDataHash: try bytes("client_data_hash_b64"),
+                          verifyAt: try #require(Self.unixSeconds(verifyAt)))
         }
     }
 
@@ -78,7 +82,8 @@ import Testing
     }
 
     @Test func aDevelopmentKeyIsRefusedUnlessDevelopmentIsAccepted() throws {
-        let development = try #require(try Self.vectors().first { $0.environment == "development" })
+        let vectors = try Self.vectors()
+        let development = try #require(vectors.first { $0.environment == "development" })
         let result = try verifier([development.appID], development: false).verify(
             attestation: development.attestation, keyId: development.keyId,
             clientDataHash: development.clientDataHash, at: development.verifyAt)
@@ -86,7 +91,8 @@ import Testing
     }
 
     @Test func anotherClientDataHashOrKeyIdIsRefused() throws {
-        let vector = try #require(try Self.vectors().first)
+        let vectors = try Self.vectors()
+        let vector = try #require(vectors.first)
         let verifier = try verifier([vector.appID])
         #expect(failure(verifier.verify(attestation: vector.attestation, keyId: vector.keyId,
                                         clientDataHash: sha256("another challenge"), at: vector.verifyAt)) == .nonceMismatch)
@@ -97,7 +103,8 @@ import Testing
     }
 
     @Test func truncatedOrExtendedObjectsAreMalformed() throws {
-        let vector = try #require(try Self.vectors().first)
+        let vectors = try Self.vectors()
+        let vector = try #require(vectors.first)
         let verifier = try verifier([vector.appID])
         for bytes in [Array(vector.attestation.dropLast()), vector.attestation + [0], Array(vector.attestation.prefix(10)), []] {
             #expect(failure(verifier.verify(attestation: bytes, keyId: vector.keyId,
@@ -106,7 +113,8 @@ import Testing
     }
 
     @Test func anotherRootRefusesTheChain() throws {
-        let vector = try #require(try Self.vectors().first)
+        let vectors = try Self.vectors()
+        let vector = try #require(vectors.first)
         // The App Attest intermediate is no trust anchor: only the pinned root is.
         let other = try #require(AttestationVerifier(appIDs: [vector.appID], rootPEM: Self.unrelatedRoot, acceptsDevelopment: true))
         #expect(failure(other.verify(attestation: vector.attestation, keyId: vector.keyId,
