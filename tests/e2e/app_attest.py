@@ -79,10 +79,12 @@ class AttestCA:
     def attest(self, client_data_hash: bytes, *, app_id: str = APP_ID, counter: int = 0, aaguid: bytes = PRODUCTION,
                nonce: bytes | None = None, key_id: bytes | None = None, credential_id: bytes | None = None,
                leaf_not_before: datetime.datetime | None = None, leaf_not_after: datetime.datetime | None = None,
-               receipt: bytes = b"test receipt", fmt: str = "apple-appattest") -> Attestation:
+               receipt: bytes = b"test receipt", fmt: str = "apple-appattest",
+               key: ec.EllipticCurvePrivateKey | None = None) -> Attestation:
         """A well-formed attestation unless an argument says otherwise; `key_id` is what the app would
-        send (by default SHA-256 of the leaf's public key)."""
-        key = ec.generate_private_key(ec.SECP256R1())
+        send (by default SHA-256 of the leaf's public key). `key`: the Secure Enclave key (a new one by
+        default; the same one twice is an app attesting one key twice)."""
+        key = key or ec.generate_private_key(ec.SECP256R1())
         point = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
         real_key_id = sha256(point)
         cose = cbor2.dumps({1: 2, 3: -7, -1: 1, -2: point[1:33], -3: point[33:65]})
