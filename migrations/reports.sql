@@ -181,10 +181,15 @@ begin
     if exists (select from new_users n join old_users o on o.id = n.id
                where n.created_at is distinct from o.created_at
                  and exists (select from public.price_reports r where r.reporter_id = n.id)) then
-        update public.price_reports r set reporter_matures_at = n.created_at + private.reporter_maturity()
+        -- Under the 'attested' threshold mode an unattested reporter's reports never mature, aged or not.
+        update public.price_reports r
+        set reporter_matures_at = case when private.threshold_counts() = 'attested' and not r.reporter_attested
+                                       then 'infinity' else n.created_at + private.reporter_maturity() end
         from new_users n join old_users o on o.id = n.id
         where r.reporter_id = n.id and n.created_at is distinct from o.created_at
-          and r.reporter_matures_at is distinct from n.created_at + private.reporter_maturity();
+          and r.reporter_matures_at is distinct from
+              case when private.threshold_counts() = 'attested' and not r.reporter_attested
+                   then 'infinity' else n.created_at + private.reporter_maturity() end;
     end if;
     return null;
 end

@@ -6,7 +6,7 @@
 -- inside this file's transaction.
 begin;
 \ir _helpers.psql
-select plan(33);
+select plan(35);
 
 create function tap.key(name text) returns bytea language sql immutable return sha256(convert_to(name, 'UTF8'));
 create function tap.point(name text) returns bytea language sql immutable
@@ -96,6 +96,13 @@ select is_empty($$select * from public.price_median_overview() where location_id
                 'the overview agrees');
 select is((select count(*)::int from public.price_reports where location_id like 'att:%'
            and not reporter_attested and reporter_matures_at <> 'infinity'), 0, 'unattested reports never mature');
+-- Ageing identities (what operators and tests do as the superuser) re-dates their reports, and keeps an
+-- unattested reporter's unmatured.
+update auth.users set created_at = created_at - interval '1 day' where id in (select reporter from tap.r);
+select is((select count(*)::int from public.price_reports where location_id like 'att:%'
+           and not reporter_attested and reporter_matures_at <> 'infinity'), 0, 'unattested reports never mature, aged or not');
+select results_eq($$select location_id, reporters from public.price_medians(array['att:a', 'att:b', 'att:c']) order by 1$$,
+                  $$values ('att:a', 3)$$, 'and still only attested reporters count');
 
 -- New reports under 'attested': stored, capped, not counted.
 select tap.seed(reporter, 'att:d', 300) from tap.r where n between 5 and 8 \g /dev/null
