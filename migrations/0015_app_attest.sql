@@ -36,5 +36,7 @@ create table private.threshold_state (
 );
 insert into private.threshold_state (counts) values ('mature');
 
--- auth.get_user now also says whether the identity is attested (auth.sql recreates it with that column).
+-- auth.get_user and auth.refresh_session now also say whether the identity is attested (auth.sql
+-- recreates them with that column; policies.sql grants them again).
 drop function if exists auth.get_user(uuid, uuid);
+drop function if exists auth.refresh_session(bytea, bytea, bytea, integer, integer, integer);

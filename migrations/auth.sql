@@ -261,7 +261,7 @@ $$;
 create or replace function auth.refresh_session(token_hash bytea, child_hash bytea, ip_key bytea,
                                                 per_window integer, window_seconds integer, reuse_seconds integer)
     returns table(status text, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz,
-                  user_metadata jsonb, generations integer, live_token_hash bytea)
+                  user_metadata jsonb, generations integer, live_token_hash bytea, attested boolean)
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
@@ -337,6 +337,7 @@ begin
     updated_at := owner.updated_at;
     user_metadata := owner.user_metadata;
     generations := depth;
+    attested := exists (select from auth.attested_keys k where k.user_id = owner.id);
     return next;
 end
 $$;

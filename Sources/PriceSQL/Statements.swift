@@ -271,7 +271,7 @@ public enum Statements {
     public static let refresh = Statement(name: "pricesvc_refresh", sql: """
         select r.status, r.user_id::text, r.session_id::text, pg_catalog.to_json(r.created_at)::text,
                pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text, r.generations::text,
-               pg_catalog.encode(r.live_token_hash, 'hex')
+               pg_catalog.encode(r.live_token_hash, 'hex'), r.attested
         from auth.refresh_session($1::bytea, $2::bytea, $3::bytea, $4::integer, $5::integer, $6::integer) r
         """,
         parameters: (Param<Bytea>("presented_hash", .bytea), Param<Bytea>("child_hash", .bytea),
@@ -280,7 +280,7 @@ public enum Statements {
         columns: (Column<String?>("status", .text), Column<String?>("user_id", .text), Column<String?>("session_id", .text),
                   Column<String?>("created_at", .text), Column<String?>("updated_at", .text),
                   Column<String?>("user_metadata", .text), Column<Int?>("generations", .text),
-                  Column<String?>("live_token_hash", .text)))
+                  Column<String?>("live_token_hash", .text), Column<Bool?>("attested", .boolean)))
 
     public static let signOut = Statement(name: "pricesvc_sign_out", sql: """
         select auth.sign_out($1::uuid, $2)

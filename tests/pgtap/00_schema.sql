@@ -87,6 +87,7 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
           array['auth.get_user(uuid,uuid)', 'auth.install_signing_keys(bytea,bytea)', 'auth.jwt()', 'auth.prune(interval)',
                 'auth.refresh_session(bytea,bytea,bytea,integer,integer,integer)',
                 'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
+                'auth.sign_up_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,bytea,bytea)',
                 'auth.spend_signup_challenge(bytea,timestamp with time zone)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',

@@ -131,7 +131,7 @@ struct AuthHandler: Sendable {
             guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
-            let (status, userID, sessionID, created, updated, metadata, generations, storedHash) = row
+            let (status, userID, sessionID, created, updated, metadata, generations, storedHash, attested) = row
             guard status == "ok", let userID, let sessionID, let created, let updated else {
                 return APIError.auth(400, "refresh_token_already_used",
                                      "Invalid Refresh Token: Already Used; the session has been revoked").response
@@ -143,7 +143,8 @@ struct AuthHandler: Sendable {
                 return APIError.auth(400, "refresh_token_not_found",
                                      "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
             }
-            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}")
+            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}",
+                                  attested: attested ?? false)
             return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
         })
     }
