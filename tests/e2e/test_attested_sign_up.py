@@ -92,6 +92,10 @@ def test_required_an_unpatched_supabase_client_signs_up_with_an_attestation(requ
     user = required_api.get("/auth/v1/user", token=response.session.access_token)
     assert user.status_code == 200, user.text
     assert_attested(user.json())
+    # And so does a refresh's session.
+    refreshed = required_api.refresh(response.session.refresh_token)
+    assert refreshed.status_code == 200, refreshed.text
+    assert_attested(refreshed.json()["user"])
     # Without a token the same client is refused, with a code naming why.
     with pytest.raises(AuthApiError) as refused:
         create_client(required_api.base, anon_key).auth.sign_in_anonymously()
@@ -180,6 +184,9 @@ def test_optional_attested_when_sent_plain_when_not(optional_api, ca):
     plain = sign_up(optional_api, None)
     assert plain.status_code == 200, plain.text
     assert_attested(plain.json()["user"], attested=False)
+    refreshed = optional_api.refresh(plain.json()["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.text
+    assert_attested(refreshed.json()["user"], attested=False)
     # A bad attestation is refused rather than silently unattested.
     assert_auth_error(sign_up(optional_api, token(ca, fetch_challenge(optional_api), counter=7)), 400,
                       "attestation_counter_not_zero")
