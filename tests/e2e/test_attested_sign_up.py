@@ -247,3 +247,19 @@ def test_under_attested_only_attested_identities_count(optional_api, ca, db, ano
             "parallel safe return 'mature'; select private.threshold_reconcile()")
     medians = optional_api.medians([devices, mixed], attested[0]["access_token"])
     assert sorted((m["location_id"], m["reporters"]) for m in medians) == sorted([(devices, 3), (mixed, 5)]), medians
+
+
+# ---------------------------------------------------------------- settings
+
+@pytest.mark.parametrize("settings, message", [
+    ({"SIGNUP_ATTESTATION": "maybe"}, "PRICESVC_SIGNUP_ATTESTATION must be off, optional or required"),
+    ({"SIGNUP_ATTESTATION": "required"}, "app-attest-app-ids must name at least one"),  # unset: named by its flag
+    ({"SIGNUP_ATTESTATION": "optional", "APP_ATTEST_APP_IDS": APP_ID, "APP_ATTEST_ROOT_CA_FILE": "/nonexistent/root.pem"},
+     "cannot read PRICESVC_APP_ATTEST_ROOT_CA_FILE"),
+    ({"SIGNUP_ATTESTATION": "optional", "APP_ATTEST_APP_IDS": APP_ID, "APP_ATTEST_ROOT_CA_FILE": __file__},
+     "PRICESVC_APP_ATTEST_ROOT_CA_FILE must be a PEM certificate"),
+])
+def test_serve_refuses_incomplete_attestation_settings(migrated, settings, message):
+    result = migrated.run("serve", timeout=30, LISTEN="127.0.0.1:0", **settings)
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert message in result.stderr, result.stderr
