@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "PriceJSON", targets: ["PriceJSON"]),
         .library(name: "PriceDB", targets: ["PriceDB"]),
         .library(name: "AnonAuth", targets: ["AnonAuth"]),
+        .library(name: "AppAttest", targets: ["AppAttest"]),
         .library(name: "PriceHTTP", targets: ["PriceHTTP"]),
         .library(name: "PriceAPI", targets: ["PriceAPI"]),
         .library(name: "PublishedRates", targets: ["PublishedRates"]),
@@ -30,21 +31,24 @@ let package = Package(
         // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
         .target(name: "PriceSQL", dependencies: ["PriceDB"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
+        // App Attest: a strict CBOR decoder, authData, and the verifier's steps (X.509 through libcrypto).
+        .target(name: "AppAttest", dependencies: ["CCrypto", "PriceCrypto"]),
         // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
         // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
         .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AppAttest", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"]),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
         .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
+        .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "PriceCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.

@@ -37,6 +37,9 @@ let package = Package(
         .executableTarget(name: "FuzzRequestFraming", dependencies: [
             "FuzzCommon", .product(name: "PriceHTTP", package: "pricesvc"),
         ]),
+        .executableTarget(name: "FuzzAttestation", dependencies: [
+            "FuzzCommon", .product(name: "AppAttest", package: "pricesvc"),
+        ]),
         .testTarget(name: "FuzzCommonTests", dependencies: ["FuzzCommon"]),
     ],
     swiftLanguageModes: [.v6]

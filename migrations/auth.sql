@@ -467,7 +467,7 @@ $$;
 create or replace function auth.refresh_session(token_hash bytea, child_hash bytea, ip_key bytea,
                                                 per_window integer, window_seconds integer, reuse_seconds integer)
     returns table(status text, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz,
-                  user_metadata jsonb, generations integer, live_token_hash bytea)
+                  user_metadata jsonb, generations integer, live_token_hash bytea, attested boolean)
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
@@ -543,6 +543,7 @@ begin
     updated_at := owner.updated_at;
     user_metadata := owner.user_metadata;
     generations := depth;
+    attested := exists (select from auth.attested_keys k where k.user_id = owner.id);
     return next;
 end
 $$;
@@ -607,11 +608,13 @@ end
 $$;
 revoke all on function private.user_of_live_session(uuid, uuid) from public;
 
+-- attested: the identity was made by an App Attest sign-up (auth.attested_keys).
 create or replace function auth.get_user(user_id uuid, session_id uuid)
-    returns table(user_id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb)
+    returns table(user_id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb, attested boolean)
     language sql stable security definer set search_path = ''
     begin atomic
-        select u.id, u.created_at, u.updated_at, u.user_metadata
+        select u.id, u.created_at, u.updated_at, u.user_metadata,
+               exists (select from auth.attested_keys k where k.user_id = u.id)
         from private.user_of_live_session(get_user.user_id, get_user.session_id) u;
     end;
 
@@ -705,7 +708,45 @@ begin
 end
 $$;
 
+------------------------------------------------------------------------------------------------------
+-- Attested sign-up (App Attest; the table is in 0015_app_attest.sql)
+------------------------------------------------------------------------------------------------------
+
+-- An anonymous sign-up (the same per-address limit: attestation does not bypass it) whose identity is
+-- attested by an App Attest key the service verified. The key is recorded in the sign-up's transaction,
+-- after the challenge (auth.spend_signup_challenge, the same transaction) and the identity: of two
+-- sign-ups racing with one key, the second waits for the first and then gets PA011, and a refused
+-- sign-up records nothing. A key makes one identity, ever: its row outlives the identity.
+create or replace function auth.sign_up_attested(ip_key bytea, user_metadata jsonb, refresh_token_hash bytea,
+                                                 per_hour integer, burst integer, key_id_hash bytea, app_id text,
+                                                 environment text, public_key bytea, receipt bytea)
+    returns table(user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz)
+    language plpgsql volatile security definer set search_path = ''
+as $$
+begin
+    if sign_up_attested.key_id_hash is null or sign_up_attested.app_id is null or sign_up_attested.environment is null
+       or sign_up_attested.public_key is null or sign_up_attested.receipt is null then
+        raise exception using errcode = '22004', message = 'key_id_hash, app_id, environment, public_key and receipt are required';
+    end if;
+    select s.user_id, s.session_id, s.created_at, s.updated_at
+    into sign_up_attested.user_id, sign_up_attested.session_id, sign_up_attested.created_at, sign_up_attested.updated_at
+    from auth.sign_up_anonymous(sign_up_attested.ip_key, sign_up_attested.user_metadata,
+                                sign_up_attested.refresh_token_hash, sign_up_attested.per_hour,
+                                sign_up_attested.burst) s;
+
+    insert into auth.attested_keys (key_id_hash, user_id, app_id, environment, public_key, receipt)
+    values (sign_up_attested.key_id_hash, sign_up_attested.user_id, sign_up_attested.app_id,
+            sign_up_attested.environment, sign_up_attested.public_key, sign_up_attested.receipt)
+    on conflict on constraint attested_keys_pkey do nothing;
+    if not found then
+        raise exception using errcode = 'PA011', message = 'attestation key already made an identity';
+    end if;
+    return next;
+end
+$$;
+
 revoke all on function auth.sign_up_anonymous(bytea, jsonb, bytea, integer, integer) from public;
+revoke all on function auth.sign_up_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, bytea, bytea) from public;
 revoke all on function auth.refresh_session(bytea, bytea, bytea, integer, integer, integer) from public;
 revoke all on function auth.sign_out(uuid, text) from public;
 revoke all on function auth.get_user(uuid, uuid) from public;

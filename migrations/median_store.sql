@@ -104,6 +104,13 @@ begin
         perform private.median_histogram_add(median_fold_reports.location_id, median_fold_reports.rate_kind, currencies, prices, deltas);
     end if;
 
+    -- Queued reports that never count (an unattested reporter's under the 'attested' threshold mode:
+    -- matures_at 'infinity', issue 20) leave the queue once they left the window, never counted and so
+    -- never subtracted: the queue keeps at most a window of them.
+    delete from private.median_queue q
+    where q.location_id = median_fold.location_id and q.rate_kind = median_fold.rate_kind
+      and q.matures_at = 'infinity' and q.created_at <= cutoff;
+
     -- Queued reports of reporters mature by the margin are taken in: matures_at is the report's
     -- reporter_matures_at, the one definition of maturity readers use too.
     with moved as (

@@ -403,6 +403,44 @@ revoke all on function public.price_medians(text[], text) from public;
 revoke all on function public.price_median(text, text) from public;
 revoke all on function public.price_median_overview(timestamptz) from public;
 
+------------------------------------------------------------------------------------------------------
+-- The threshold mode (private.threshold_counts(), settings.sql: 'mature' or 'attested')
+------------------------------------------------------------------------------------------------------
+
+-- Brings the stored reports in line with the threshold mode, once after it changed (settings.sql calls
+-- this at its end, as `pricesvc migrate`): under 'attested' every report of an unattested reporter never
+-- matures ('infinity'); back under 'mature' such a report matures when its reporter's identity does,
+-- or, for a reporter already pruned, a maturity after their first report (0014's rule: it errs towards
+-- young, never towards mature). The UPDATE's own statement trigger rebuilds the median store of the
+-- locations it touched (median_store.sql). The owner's only: no role is granted it.
+create or replace function private.threshold_reconcile() returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    mode constant pg_catalog.text := private.threshold_counts();
+    stored pg_catalog.text;
+begin
+    select s.counts into stored from private.threshold_state s for update;
+    if stored is not distinct from mode then
+        return;
+    end if;
+    if mode = 'attested' then
+        update public.price_reports r set reporter_matures_at = 'infinity'
+        where not r.reporter_attested and r.reporter_matures_at <> 'infinity';
+    else
+        update public.price_reports r
+        set reporter_matures_at = coalesce(
+            (select u.created_at from auth.users u where u.id = r.reporter_id),
+            (select pg_catalog.min(p.created_at) from public.price_reports p where p.reporter_id = r.reporter_id))
+            + private.reporter_maturity()
+        where r.reporter_matures_at = 'infinity';
+    end if;
+    insert into private.threshold_state (counts) values (mode)
+    on conflict on constraint threshold_state_pkey do update set counts = excluded.counts;
+end
+$$;
+revoke all on function private.threshold_reconcile() from public;
+
 -- Groups without a summary (made before summaries existed, or by a load that skipped the triggers) get
 -- one now, set-based; afterwards folds and rebuilds keep them (median_store.sql).
 do $$

@@ -307,6 +307,9 @@ grant execute on function auth.sign_out(uuid, text) to authenticator;
 grant execute on function auth.get_user(uuid, uuid) to authenticator;
 -- Spent sign-up challenges: only the service's login spends them, as part of POST /auth/v1/signup.
 grant execute on function auth.spend_signup_challenge(bytea, timestamptz) to authenticator;
+-- Attested sign-up (App Attest): the service's login, after it verified the attestation.
+grant execute on function auth.sign_up_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, bytea, bytea)
+    to authenticator;
 -- auth.prune(): owner only, since `pricesvc prune` runs with the owner's credentials.
 
 -- No client role and not authenticator may read or write any auth table directly.

@@ -76,6 +76,14 @@ begin
     select u.created_at + private.reporter_maturity() into new.reporter_matures_at
     from auth.users u where u.id = new.reporter_id;
     new.reporter_matures_at := coalesce(new.reporter_matures_at, pg_catalog.clock_timestamp() + private.reporter_maturity());
+    -- Whether the reporter is an attested identity, fixed now like maturity. Under the 'attested'
+    -- threshold mode (settings.sql) an unattested reporter's report never matures, so it is stored and
+    -- capped like any other and never counted (private.threshold_reconcile() recomputes this when the
+    -- mode changes).
+    new.reporter_attested := exists (select from auth.attested_keys k where k.user_id = new.reporter_id);
+    if private.threshold_counts() = 'attested' and not new.reporter_attested then
+        new.reporter_matures_at := 'infinity';
+    end if;
 
     -- No reporter: the RLS check rejects it (no lock, no count, no receipt).
     if new.reporter_id is null then
@@ -173,10 +181,15 @@ begin
     if exists (select from new_users n join old_users o on o.id = n.id
                where n.created_at is distinct from o.created_at
                  and exists (select from public.price_reports r where r.reporter_id = n.id)) then
-        update public.price_reports r set reporter_matures_at = n.created_at + private.reporter_maturity()
+        -- Under the 'attested' threshold mode an unattested reporter's reports never mature, aged or not.
+        update public.price_reports r
+        set reporter_matures_at = case when private.threshold_counts() = 'attested' and not r.reporter_attested
+                                       then 'infinity' else n.created_at + private.reporter_maturity() end
         from new_users n join old_users o on o.id = n.id
         where r.reporter_id = n.id and n.created_at is distinct from o.created_at
-          and r.reporter_matures_at is distinct from n.created_at + private.reporter_maturity();
+          and r.reporter_matures_at is distinct from
+              case when private.threshold_counts() = 'attested' and not r.reporter_attested
+                   then 'infinity' else n.created_at + private.reporter_maturity() end;
     end if;
     return null;
 end

@@ -38,6 +38,17 @@ create or replace function private.reporter_maturity() returns interval
     return interval '24 hours';
 revoke all on function private.reporter_maturity() from public;
 
+-- What a median counts (issue 20): 'mature' (identities at least reporter_maturity() old: the default) or
+-- 'attested' (identities made by an App Attest sign-up, and mature). Under 'attested', an unattested
+-- identity's reports are stored and capped like any other, and never counted. Only the owner or
+-- `pricesvc migrate` can change it (edit it here and migrate): the service's roles cannot redefine a
+-- function. Changing it recomputes every stored report's maturity (private.threshold_reconcile(), called
+-- at the end of this file).
+create or replace function private.threshold_counts() returns text
+    language sql immutable parallel safe
+    return 'mature';
+revoke all on function private.threshold_counts() from public;
+
 ------------------------------------------------------------------------------------------------------
 -- The median store (median_store.sql)
 ------------------------------------------------------------------------------------------------------
@@ -139,3 +150,17 @@ create or replace function private.median_lock_namespace() returns integer
     language sql immutable parallel safe
     return 1835361390;
 revoke all on function private.median_lock_namespace() from public;
+
+------------------------------------------------------------------------------------------------------
+-- The threshold mode's stored consequences
+------------------------------------------------------------------------------------------------------
+
+-- When private.threshold_counts() above changed, the stored reports' maturity follows it (medians.sql;
+-- absent on the first migrate, when there is nothing stored to recompute).
+do $$
+begin
+    if pg_catalog.to_regprocedure('private.threshold_reconcile()') is not null then
+        perform private.threshold_reconcile();
+    end if;
+end
+$$;

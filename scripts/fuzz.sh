@@ -14,7 +14,7 @@ export ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 
 seconds=20
 if [[ ${1:-} =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
-all=(FuzzJSON FuzzReadOptions FuzzToken FuzzTime FuzzCurbFeed FuzzRequestHead FuzzRequestFraming)
+all=(FuzzJSON FuzzReadOptions FuzzToken FuzzTime FuzzCurbFeed FuzzRequestHead FuzzRequestFraming FuzzAttestation)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for target in "${targets[@]}"; do
@@ -27,7 +27,7 @@ max_len() {
     FuzzTime) echo 128 ;;
     FuzzRequestFraming) echo 1024 ;;
     FuzzReadOptions|FuzzToken|FuzzRequestHead) echo 2048 ;;
-    FuzzCurbFeed) echo 16384 ;;
+    FuzzCurbFeed|FuzzAttestation) echo 16384 ;;
     *) echo 4096 ;;
   esac
 }

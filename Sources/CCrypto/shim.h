@@ -9,6 +9,10 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 #include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/objects.h>
+#include <openssl/core_names.h>
 
 // HMAC-SHA256 (RFC 2104) with the key's two padded blocks hashed once: a keyed state is the SHA-256
 // state after K xor ipad and the one after K xor opad, copied for each message. Every token check
@@ -55,4 +59,41 @@ static inline void ccrypto_hmac_sha256(const ccrypto_hmac_sha256_key *state, con
     OPENSSL_cleanse(inner, sizeof inner);
 }
 #pragma GCC diagnostic pop
+
+// App Attest (AppAttest module). STACK_OF(X509) and its sk_X509_* functions are macros, which Swift does
+// not import, so the chain check is one shim: leaf, then the untrusted intermediates, against one trust
+// anchor, at a given time (never the clock). Returns X509_V_OK (0) or the X509_V_ERR_* code; -1 when the
+// context cannot be set up.
+static inline int ccrypto_x509_verify_at(X509 *leaf, X509 *const *intermediates, int intermediate_count,
+                                         X509 *root, long long at) {
+    int result = -1;
+    X509_STORE *store = X509_STORE_new();
+    STACK_OF(X509) *untrusted = sk_X509_new_null();
+    X509_STORE_CTX *context = X509_STORE_CTX_new();
+    if (store == NULL || untrusted == NULL || context == NULL) goto done;
+    if (X509_STORE_add_cert(store, root) != 1) goto done;
+    for (int i = 0; i < intermediate_count; i++) {
+        if (!sk_X509_push(untrusted, intermediates[i])) goto done;
+    }
+    if (X509_STORE_CTX_init(context, store, leaf, untrusted) != 1) goto done;
+    X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(context), (time_t)at);
+    if (X509_verify_cert(context) == 1) {
+        result = X509_V_OK;
+    } else {
+        result = X509_STORE_CTX_get_error(context);
+        if (result == X509_V_OK) result = X509_V_ERR_UNSPECIFIED;
+    }
+done:
+    X509_STORE_CTX_free(context);
+    sk_X509_free(untrusted);  // the certificates stay the caller's
+    X509_STORE_free(store);
+    return result;
+}
+
+// The name of an EC key's group ("prime256v1" for P-256) into `name`; 0 when the key is not EC.
+static inline int ccrypto_pkey_ec_group(const EVP_PKEY *key, char *name, size_t capacity) {
+    size_t length = 0;
+    if (EVP_PKEY_get_base_id(key) != EVP_PKEY_EC) return 0;
+    return EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, name, capacity, &length);
+}
 #endif

@@ -241,6 +241,23 @@ public enum Statements {
         columns: (Column<String>("user_id", .text), Column<String>("session_id", .text),
                   Column<String>("created_at", .text), Column<String>("updated_at", .text)))
 
+    /// An App Attest sign-up: the identity and its verified key in one call (PA011 when the key already
+    /// made an identity; the per-address limit as `signUp`). Sent after `spendSignUpChallenge` in the
+    /// same pipeline.
+    public static let signUpAttested = Statement(name: "pricesvc_sign_up_attested", sql: """
+        select s.user_id::text, s.session_id::text, pg_catalog.to_json(s.created_at)::text,
+               pg_catalog.to_json(s.updated_at)::text
+        from auth.sign_up_attested($1::bytea, $2::jsonb, $3::bytea, $4::integer, $5::integer,
+                                   $6::bytea, $7::text, $8::text, $9::bytea, $10::bytea) s
+        """,
+        parameters: (Param<Bytea>("ip_key", .bytea), Param<String>("user_metadata", .jsonb),
+                     Param<Bytea>("refresh_token_hash", .bytea), Param<Int>("signups_per_hour", .integer),
+                     Param<Int>("signup_burst", .integer), Param<Bytea>("key_id_hash", .bytea),
+                     Param<String>("app_id", .text), Param<String>("environment", .text),
+                     Param<Bytea>("public_key", .bytea), Param<Bytea>("receipt", .bytea)),
+        columns: (Column<String>("user_id", .text), Column<String>("session_id", .text),
+                  Column<String>("created_at", .text), Column<String>("updated_at", .text)))
+
     /// Sent before `signUp` in the same pipeline (one transaction) when sign-up challenges are on:
     /// PA010 when the solution was already used, and then no user is created.
     public static let spendSignUpChallenge = Statement(name: "pricesvc_spend_signup_challenge", sql: """
@@ -254,7 +271,7 @@ public enum Statements {
     public static let refresh = Statement(name: "pricesvc_refresh", sql: """
         select r.status, r.user_id::text, r.session_id::text, pg_catalog.to_json(r.created_at)::text,
                pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text, r.generations::text,
-               pg_catalog.encode(r.live_token_hash, 'hex')
+               pg_catalog.encode(r.live_token_hash, 'hex'), r.attested
         from auth.refresh_session($1::bytea, $2::bytea, $3::bytea, $4::integer, $5::integer, $6::integer) r
         """,
         parameters: (Param<Bytea>("presented_hash", .bytea), Param<Bytea>("child_hash", .bytea),
@@ -263,7 +280,7 @@ public enum Statements {
         columns: (Column<String?>("status", .text), Column<String?>("user_id", .text), Column<String?>("session_id", .text),
                   Column<String?>("created_at", .text), Column<String?>("updated_at", .text),
                   Column<String?>("user_metadata", .text), Column<Int?>("generations", .text),
-                  Column<String?>("live_token_hash", .text)))
+                  Column<String?>("live_token_hash", .text), Column<Bool?>("attested", .boolean)))
 
     public static let signOut = Statement(name: "pricesvc_sign_out", sql: """
         select auth.sign_out($1::uuid, $2)
@@ -273,12 +290,13 @@ public enum Statements {
 
     public static let user = Statement(name: "pricesvc_user", sql: """
         select u.user_id::text, pg_catalog.to_json(u.created_at)::text, pg_catalog.to_json(u.updated_at)::text,
-               u.user_metadata::text
+               u.user_metadata::text, u.attested
         from auth.get_user($1::uuid, $2::uuid) u
         """,
         parameters: (Param<String>("user_id", .uuid), Param<String>("session_id", .uuid)),
         columns: (Column<String?>("user_id", .text), Column<String?>("created_at", .text),
-                  Column<String?>("updated_at", .text), Column<String?>("user_metadata", .text)))
+                  Column<String?>("updated_at", .text), Column<String?>("user_metadata", .text),
+                  Column<Bool?>("attested", .boolean)))
 
     public static let appliedMigrations = Statement(name: "pricesvc_applied_migrations", sql: """
         select name, checksum from pricesvc_meta.applied_migrations()
@@ -311,6 +329,8 @@ public enum Statements {
         spendSignUpChallenge.description,
         // Migration 0017's.
         signingKeyRing.description, publishableKeyHashes.description,
+        // Last too: on a database without migration 0015.
+        signUpAttested.description,
     ] + allQuotes.map(\.description)
 
     /// What every pooled connection prepares.

@@ -43,7 +43,7 @@ enum Commands {
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
-                                                  takesOperands: command == "import-rates" || command == "keys")
+                                                  takesOperands: ["import-rates", "verify-attestation", "keys"].contains(command))
             switch command {
             case "serve": return try serve(configuration)
             case "migrate": return try migrate(configuration, mode: migrateMode)
@@ -51,6 +51,7 @@ enum Commands {
             case "prune": return try prune(configuration)
             case "import-rates": return try importRates(configuration)
             case "statements": return try statements(configuration, json: json)
+            case "verify-attestation": return try verifyAttestation(configuration)
             // The document a server with the same settings serves: the challenge route only when on.
             case "openapi":
                 print(OpenAPIDocument.json(signUpChallenge: try configuration.bool("signup-challenge")))
@@ -110,6 +111,12 @@ enum Commands {
         Description(name: "openapi", usage: "pricesvc openapi [--signup-challenge true]",
                     summary: "print the OpenAPI document of the HTTP surface (as a server with these settings serves it)",
                     settings: ["signup-challenge"]),
+        Description(name: "verify-attestation",
+                    usage: "pricesvc verify-attestation --app-id ID[,ID] --key-id B64 --client-data-hash B64 [--at TIME] [--repeat N] FILE",
+                    summary: "verify an App Attest attestation object (FILE: raw CBOR or base64; - for stdin) as sign-up would, "
+                        + "at TIME (RFC 3339 or unix seconds; default now), and print the verdict as JSON: environment, key id, "
+                        + "public key, or the failed step; exits 1 when it fails (--repeat: verify N times and print the mean time)",
+                    settings: ["app-attest-root-ca-file", "app-attest-development"]),
         Description(name: "statements", usage: "pricesvc statements [--json] [--statement-timeout-ms MS]",
                     summary: "print every SQL statement the service and the owner tasks send (name, SQL, parameters, columns), "
                         + "and the service connections' session settings",
@@ -230,6 +237,8 @@ enum Commands {
                                acceptsLegacyAnonKey: try configuration.bool("legacy-anon-key"))
         let keyRefreshSeconds = try configuration.int("key-refresh-seconds", min: 1)
 
+        let signUpAttestation = try Commands.signUpAttestation(configuration, secret: secrets.current)
+
         let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
         let schemaVersion = try MigrationRunner.version(in: configuration.string("migrations-dir"))
         var poolConfiguration = PoolConfiguration(
@@ -291,7 +300,8 @@ enum Commands {
             readiness: Readiness(shipped: shipped, version: schemaVersion),
             metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
                                    databaseWorkers: server.databaseWorkers),
-            signUpChallenges: signUpChallenges)
+            signUpChallenges: signUpChallenges,
+            signUpAttestation: signUpAttestation)
         let application = PriceApplication(service: service, database: pool, readReplica: readPool)
         let http = HTTPServer(configuration: server, application: application, metrics: serverMetrics)
         let admin = try adminServer(configuration, like: server, application: application, metrics: serverMetrics)

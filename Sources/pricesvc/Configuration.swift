@@ -90,6 +90,14 @@ enum Settings {
         Setting(key: "signup-challenge-max-number", defaultValue: "100000",
                 help: "Challenge difficulty: the solution is a number in 0..this (ALTCHA maxnumber)"),
         Setting(key: "signup-challenge-ttl", defaultValue: "300", help: "Seconds a sign-up challenge stays valid"),
+        Setting(key: "signup-attestation", defaultValue: "off",
+                help: "App Attest at sign-up: off, optional (an attestation, when sent, makes the identity attested) or required (a sign-up without a valid one is refused)"),
+        Setting(key: "app-attest-app-ids", defaultValue: "",
+                help: "Apps whose attestations are accepted: TEAMID.bundle.id, comma-separated (needed unless signup-attestation is off)"),
+        Setting(key: "app-attest-root-ca-file", defaultValue: "",
+                help: "PEM file of the App Attest trust anchor; empty: Apple's App Attestation Root CA, built in and pinned"),
+        Setting(key: "app-attest-development", defaultValue: "false",
+                help: "Also accept keys of the appattestdevelop environment (apps built for development)"),
         Setting(key: "user-metadata-max-bytes", defaultValue: String(service.userMetadataMaxBytes), help: "Largest user_metadata at sign-up"),
         Setting(key: "max-response-bytes", defaultValue: String(service.maxResponseBytes),
                 help: "Largest response body a function's result may make (larger → 400 PGRST190, refused before it is built)"),
@@ -159,7 +167,8 @@ struct Configuration {
     }
 
     /// Flags that belong to one command rather than to the service's settings.
-    static let commandFlags: Set<String> = ["older-than", "source", "next-secret-file", "shared", "slot", "name"]
+    static let commandFlags: Set<String> = ["older-than", "source", "next-secret-file", "shared", "slot", "name",
+                                            "app-id", "key-id", "client-data-hash", "at", "repeat"]
 
     func string(_ key: String) -> String { values[key] ?? "" }
 

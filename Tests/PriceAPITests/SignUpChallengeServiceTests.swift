@@ -100,3 +100,44 @@ struct SignUpChallengeServiceTests {
         #expect(fixture.database.batches.map { $0.map(statementName) } == [["pricesvc_sign_up"]])
     }
 }
+
+@Suite("The App Attest sign-up token, parsed without I/O")
+struct AttestationTokenTests {
+    let keyId = [UInt8](repeating: 7, count: 32)
+
+    func token(_ fields: [String: String]) -> String {
+        "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",") + "}"
+    }
+
+    @Test func anAppAttestTokenIsParsed() throws {
+        let text = token(["type": "app_attest", "key_id": Data(keyId).base64EncodedString(),
+                          "attestation": "AQID", "challenge": "aa1.1.2.3"])
+        guard case .success(let parsed)? = AttestationToken.parse(text) else {
+            Issue.record("not parsed: \(text)")
+            return
+        }
+        #expect(parsed == AttestationToken(keyId: keyId, attestation: [1, 2, 3], challenge: "aa1.1.2.3"))
+    }
+
+    @Test func otherTokensAreNotAppAttestOnes() {
+        for text: String? in [nil, "", "eyJhbGciOiJIUzI1NiJ9", #"{"type":"altcha"}"#, #"{"algorithm":"SHA-256"}"#] {
+            #expect(AttestationToken.parse(text) == nil, "\(String(describing: text))")
+        }
+    }
+
+    @Test func aMalformedAppAttestTokenIsRefused() {
+        let good = ["type": "app_attest", "key_id": Data(keyId).base64EncodedString(), "attestation": "AQID", "challenge": "c"]
+        var cases = [#"{"type":"app_attest""#, "{" + String(repeating: "[", count: 50), #"{"type":"app_attest","key_id":1}"#]
+        for field in ["key_id", "attestation", "challenge"] {
+            var missing = good
+            missing.removeValue(forKey: field)
+            cases.append(token(missing))
+        }
+        cases.append(token(good.merging(["key_id": "AQID"]) { $1 }))          // not 32 bytes
+        cases.append(token(good.merging(["attestation": "not base64!"]) { $1 }))
+        cases.append(token(good.merging(["attestation": String(repeating: "A", count: 30_000)]) { $1 }))  // over the size bound
+        for text in cases {
+            #expect(AttestationToken.parse(text) == .failure(.malformed), "\(text.prefix(80))")
+        }
+    }
+}

@@ -1,7 +1,7 @@
 -- The shape other engineers code against: schemas, roles, tables, functions and their settings.
 begin;
 \ir _helpers.psql
-select plan(55);
+select plan(56);
 
 select has_schema(s) from unnest(array['auth', 'private', 'extensions', 'pricesvc_meta']) s;
 select is((select extnamespace::regnamespace::text from pg_extension where extname = 'pgcrypto'), 'extensions',
@@ -20,13 +20,13 @@ select ok(not (select rolsuper or rolbypassrls or rolcreaterole or rolcreatedb f
 
 select columns_are('public', 'price_reports',
     array['id', 'reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'client_report_id', 'created_at',
-          'reporter_matures_at']);
+          'reporter_matures_at', 'reporter_attested']);
 select col_default_is('public', 'price_reports', 'reporter_id', 'auth.unverified_uid()',
                       'reporter_id defaults to auth.unverified_uid() (a hint the RLS policy verifies)');
 select col_default_is('public', 'price_reports', 'currency', 'USD'::text, 'currency defaults to USD');
 select col_not_null('public', 'price_reports', c, c || ' is NOT NULL')
   from unnest(array['reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'created_at',
-                    'reporter_matures_at']) c;
+                    'reporter_matures_at', 'reporter_attested']) c;
 select is((select relrowsecurity and relforcerowsecurity from pg_class where oid = 'public.price_reports'::regclass), true,
           'RLS is enabled and forced on price_reports');
 select policies_are('public', 'price_reports', array['reporters_insert_own_reports'], 'one policy only: insert your own');
@@ -37,7 +37,7 @@ select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price
                    'price_reports_reporter_recent_idx', 'price_reports_location_time_idx']);
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
-                          'spent_signup_challenges', 'publishable_keys']);
+                          'spent_signup_challenges', 'publishable_keys', 'attested_keys']);
 -- Published rates (migration 0010): one table per CDS object, all owned by pricesvc_owner.
 select tables_are('cds', array['sources', 'zones', 'zone_policies', 'policies', 'rules', 'time_spans', 'rates', 'imports']);
 select is((select count(*)::int from pg_class c where c.relnamespace = 'cds'::regnamespace and c.relkind in ('r', 'S', 'i')
@@ -92,6 +92,7 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'auth.retire_signing_key(text)', 'auth.revoke_publishable_key(uuid)',
                 'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
                 'auth.signing_key_list()', 'auth.signing_key_ring(text)',
+                'auth.sign_up_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,bytea,bytea)',
                 'auth.spend_signup_challenge(bytea,timestamp with time zone)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',

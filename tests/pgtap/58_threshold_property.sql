@@ -5,9 +5,10 @@
 -- The data mixes mature, young and pruned reporters (identities deleted after they reported, young and
 -- old), folded and queued reports, several currencies, reports outside the window and at every age.
 -- Seeded (setseed), a bounded number of iterations: the same cases every run, in a few seconds.
+-- The threshold mode is the database's (private.threshold_counts()); 77 runs this file under 'attested'.
 begin;
 \ir _helpers.psql
-select plan(16);
+select plan(17);
 select setseed(0.19) \g /dev/null
 
 -- Published rates for thr1:z .. thr4:z: 100 cents an hour, always (the loader `pricesvc import-rates`
@@ -39,6 +40,13 @@ insert into tap.reporters select g, md5('threshold-' || g)::uuid from generate_s
 select tap.session_for(reporter) from tap.reporters \g /dev/null
 update auth.users set created_at = clock_timestamp() - case when n between 7 and 9 then interval '1 hour' else interval '30 days' end
 from tap.reporters r where r.reporter = auth.users.id;
+-- Every reporter but 6, 11 and 14 signed up with App Attest (issue 20): under the 'attested' threshold
+-- mode (77_threshold_property_attested.sql runs this file so) only theirs count; under 'mature' it
+-- changes nothing.
+insert into auth.attested_keys (key_id_hash, user_id, app_id, environment, public_key, receipt)
+select sha256(convert_to('threshold-key-' || n, 'UTF8')), reporter, 'TEAM123456.org.example.app', 'production',
+       '\x04'::bytea || sha256(convert_to('x' || n, 'UTF8')) || sha256(convert_to('y' || n, 'UTF8')), '\x00'
+from tap.reporters where n not in (6, 11, 14);
 
 -- 400 reports, each reporter at most a few per location; then ages from now to 200 days (an UPDATE:
 -- the store is rebuilt for them), then 60 more, queued or folded by their ids as inserts leave them.
@@ -183,6 +191,13 @@ select ok((select bool_and(nonempty) from tap.runs where fn = 'price_vs_publishe
 select ok(exists (select from public.price_reports r join tap.reporters t on t.reporter = r.reporter_id
                   where t.n in (12, 13, 14) and r.location_id like 'thr%'),
           'pruned old reporters'' reports are in the data');
+
+select ok(case private.threshold_counts()
+              when 'mature' then not exists (select from public.price_reports r where r.reporter_matures_at = 'infinity')
+              else exists (select from public.price_reports r where r.location_id like 'thr%' and not r.reporter_attested
+                                                            and r.reporter_matures_at = 'infinity') end,
+          format('mode %s: unattested reporters'' reports are in the data, and never mature only under attested',
+                 private.threshold_counts()));
 
 select is_empty($$select fn, detail from tap.violations where fn like '%price_medians%'$$,
                 'price_medians: a multiset answers what its set and a permutation answer, always over the threshold');

@@ -46,6 +46,7 @@ public final class PriceService: Sendable {
     public init(settings: ServiceSettings, keys: ServiceKeys,
                 clientKey: ClientKey, refreshChain: RefreshTokenChain, readiness: Readiness,
                 metrics: ServiceMetrics, signUpChallenges: SignUpChallenges? = nil,
+                signUpAttestation: SignUpAttestation? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.cors = settings.cors
         self.unavailableRetryAfter = settings.unavailableRetryAfter
@@ -58,7 +59,8 @@ public final class PriceService: Sendable {
         self.medians = MedianHandler(calls: calls)
         self.quotes = QuoteHandler(calls: calls)
         self.auth = AuthHandler(settings: AuthHandler.Settings(settings), keys: keys, clientKey: clientKey,
-                                refreshChain: refreshChain, signUpChallenges: signUpChallenges, clock: clock)
+                                refreshChain: refreshChain, signUpChallenges: signUpChallenges,
+                                attestation: signUpAttestation, clock: clock)
         self.offersSignUpChallenge = signUpChallenges != nil
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
         self.databaseShares = DatabaseShares(perClient: settings.databaseRequestsPerIP,
@@ -178,7 +180,7 @@ public final class PriceService: Sendable {
         case .signUp:
             return auth.signUp(request)
         case .signUpChallenge:
-            return .answer(auth.signUpChallenge())
+            return .answer(auth.signUpChallenge(type: request.queryValue("type")))
         case .token:
             return auth.refresh(request)
         case .logout:

@@ -32,6 +32,8 @@ struct AuthHandler: Sendable {
     let refreshChain: RefreshTokenChain
     /// `nil` unless the deployment requires a proof-of-work challenge for sign-up.
     let signUpChallenges: SignUpChallenges?
+    /// `nil` when App Attest sign-up is off (`PRICESVC_SIGNUP_ATTESTATION=off`).
+    let attestation: SignUpAttestation?
     let clock: @Sendable () -> Double
 
     func now() -> Int { Int(clock()) }
@@ -43,6 +45,43 @@ struct AuthHandler: Sendable {
         case .failure(let error): return .answer(error.response)
         }
         let metadata = form.metadata
+        let refresh = RefreshToken.generate()
+        let ipKey = clientKey.key(forIP: request.clientIP)
+        let limits = settings.signUpLimits
+
+        // App Attest: an app_attest token, when the deployment looks at them, replaces the proof-of-work.
+        // Verified here (CPU only), then the challenge is spent and the key recorded in the sign-up's
+        // own transaction.
+        if let attestation {
+            switch AttestationToken.parse(form.captchaToken) {
+            case .failure(let refusal)?:
+                return .answer(refusal.apiError.response)
+            case .success(let token)?:
+                let verified: VerifiedAttestation
+                switch attestation.verify(token, now: now()) {
+                case .success(let result): verified = result
+                case .failure(let refusal): return .answer(refusal.apiError.response)
+                }
+                let key = verified.key
+                let queries = [
+                    Statements.spendSignUpChallenge.query((Bytea(verified.spent.digest), verified.spent.expiresAt)),
+                    Statements.signUpAttested.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst,
+                                                     Bytea(sha256(key.keyId)), key.appID, key.environment.rawValue,
+                                                     Bytea(key.publicKey), Bytea(key.receipt))),
+                ]
+                return .database(authPlan(queries, attested: true) { results in
+                    guard case .success(let row?) = Statements.signUpAttested.firstRow(results.last) else {
+                        return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
+                    }
+                    let (userID, sessionID, created, updated) = row
+                    let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata, attested: true)
+                    return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
+                })
+            case nil:
+                if attestation.mode == .required { return .answer(AttestationRefusal.required.apiError.response) }
+            }
+        }
+
         // With challenges on, the solution is spent in the sign-up's own transaction (first, so a
         // replay costs no rate-limit token): a refused sign-up spends nothing.
         var queries: [Query] = []
@@ -54,9 +93,6 @@ struct AuthHandler: Sendable {
                 return .answer(APIError.captchaFailed(error.message).response)
             }
         }
-        let refresh = RefreshToken.generate()
-        let ipKey = clientKey.key(forIP: request.clientIP)
-        let limits = settings.signUpLimits
         queries.append(Statements.signUp.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst)))
         return .database(authPlan(queries) { results in
             guard case .success(let row?) = Statements.signUp.firstRow(results.last) else {
@@ -96,7 +132,7 @@ struct AuthHandler: Sendable {
             guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
-            let (status, userID, sessionID, created, updated, metadata, generations, storedHash) = row
+            let (status, userID, sessionID, created, updated, metadata, generations, storedHash, attested) = row
             guard status == "ok", let userID, let sessionID, let created, let updated else {
                 return APIError.auth(400, "refresh_token_already_used",
                                      "Invalid Refresh Token: Already Used; the session has been revoked").response
@@ -108,7 +144,8 @@ struct AuthHandler: Sendable {
                 return APIError.auth(400, "refresh_token_not_found",
                                      "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
             }
-            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}")
+            let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}",
+                                  attested: attested ?? false)
             return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
         })
     }
@@ -133,17 +170,23 @@ struct AuthHandler: Sendable {
                   let id = row.0, let created = row.1, let updated = row.2 else {
                 return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
             }
-            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row.3 ?? "{}").json)
+            return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row.3 ?? "{}",
+                                         attested: row.4 ?? false).json)
         })
     }
 
     /// A plan on the auth surface: database errors answer in Supabase Auth's error shape.
-    private func authPlan(_ queries: [Query], _ success: @escaping @Sendable ([QueryResult]) -> HTTPResponse) -> DatabasePlan {
+    private func authPlan(_ queries: [Query], attested: Bool = false,
+                          _ success: @escaping @Sendable ([QueryResult]) -> HTTPResponse) -> DatabasePlan {
         let retryAfter = settings.unavailableRetryAfter
         return DatabasePlan(queries) { outcome in
             switch outcome {
             case .success(let results): return success(results)
-            case .failure(let error): return Self.authFailure(error, unavailableRetryAfter: retryAfter).response
+            case .failure(let error):
+                // An attested sign-up's replayed challenge or reused key, in its own codes.
+                if attested, error.sqlState == "PA010" { return AttestationRefusal.challengeUsed.apiError.response }
+                if attested, error.sqlState == "PA011" { return AttestationRefusal.keyUsed.apiError.response }
+                return Self.authFailure(error, unavailableRetryAfter: retryAfter).response
             }
         }
     }

@@ -7,6 +7,8 @@ struct UserRecord: Sendable, Equatable {
     var createdAt: String
     var updatedAt: String
     var userMetadata: String
+    /// Made by an App Attest sign-up: `app_metadata` says `"provider":"app_attest","attested":true`.
+    var attested = false
 
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
@@ -15,7 +17,9 @@ struct UserRecord: Sendable, Equatable {
         writer.key("role"); writer.string("authenticated")
         writer.key("email"); writer.string("")
         writer.key("phone"); writer.string("")
-        writer.key("app_metadata"); writer.json(#"{"provider":"anonymous","providers":[]}"#)
+        writer.key("app_metadata")
+        writer.json(attested ? #"{"provider":"app_attest","providers":["app_attest"],"attested":true}"#
+                             : #"{"provider":"anonymous","providers":[]}"#)
         writer.key("user_metadata"); writer.json(userMetadata)
         writer.key("identities"); writer.json("[]")
         writer.key("created_at"); writer.json(createdAt)

@@ -4,7 +4,16 @@ import PriceHTTP
 /// `GET /auth/v1/challenge`: a signed, expiring ALTCHA challenge. Stateless, so it is answered on the
 /// event loop; the solution comes back in the sign-up body's `gotrue_meta_security.captcha_token`.
 extension AuthHandler {
-    func signUpChallenge() -> HTTPResponse {
+    func signUpChallenge(type: String?) -> HTTPResponse {
+        if type == "app_attest" {
+            guard let attestation else {
+                return APIError.auth(422, "attestation_disabled", "This server does not take App Attest at sign-up").response
+            }
+            return .json(200, attestation.challenges.json(now: now()), headers: [("Cache-Control", "no-store")])
+        }
+        if let type, type != "altcha" {
+            return APIError.auth(400, "validation_failed", "type must be altcha or app_attest").response
+        }
         guard let signUpChallenges else {
             // Supabase Auth's way of saying a feature is switched off (cf. email_provider_disabled).
             return APIError.auth(422, "signup_challenge_disabled",
