@@ -542,8 +542,8 @@ EOF
 
 up() {
     command -v etcd >/dev/null && command -v patroni >/dev/null && command -v haproxy >/dev/null ||
-        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh --cluster)"
-    [ -x "$BIN" ] || die "no pricesvc at $BIN (swift build -c release --product pricesvc)"
+        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh installs them)"
+    [ -x "$BIN" ] || die "no pricesvc at $BIN (make build)"
     [ -f "$ENV_FILE" ] || make_configuration
     load_configuration
     write_patroni_config 1

@@ -19,7 +19,7 @@ run_suite() {  # name, command...
 }
 
 step "build"
-swift build -c release --product pricesvc || exit 1
+scripts/build.sh || exit 1
 swift build --build-tests || exit 1
 
 step "fresh PostgreSQL cluster in $state/pg"

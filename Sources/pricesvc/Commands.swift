@@ -78,7 +78,8 @@ enum Commands {
         Description(name: "serve", usage: "pricesvc serve [--SETTING VALUE ...]",
                     summary: "serve the HTTP API (PostgREST / Supabase Auth subset)", settings: nil),
         Description(name: "migrate", usage: "pricesvc migrate [--migration-database-url URL] [--migrations-dir DIR]",
-                    summary: "apply migrations/ as the owning role and install the signing keys",
+                    summary: "apply the migrations as a database superuser (it creates the roles and hands every object to pricesvc_owner) "
+                        + "and install the signing keys",
                     settings: ownerSettings + ["migrations-dir"] + secretSettings),
         Description(name: "keys", usage: "pricesvc keys [--jwt-secret-file FILE]",
                     summary: "print the anon key (the apikey clients send)", settings: ["jwt-secret", "jwt-secret-file"]),
@@ -210,7 +211,8 @@ enum Commands {
                                lifetimeSeconds: try configuration.int("signup-challenge-ttl", min: 1))
             : nil
 
-        let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
+        let migrations = try MigrationsLocation.resolve(configuration)
+        let shipped = try MigrationRunner.files(in: migrations.path)
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
             size: poolSize,
@@ -267,6 +269,7 @@ enum Commands {
             }
             note("admin listening on http://\(ListenAddress(host: address.host, port: adminServer.boundPort))")
         }
+        note("\(BuildInfo.versionLine); migrations from \(migrations.path) (\(migrations.origin.rawValue))")
 
         shutdownRequested.wait()
         let grace = Double(try configuration.int("shutdown-grace"))

@@ -15,7 +15,7 @@ extension Commands {
     static func migrate(_ configuration: Configuration) throws -> Int32 {
         let secrets = try loadSecrets(configuration)
         let conninfo = ownerConninfo(configuration)
-        let report = try MigrationRunner(conninfo: conninfo, directory: configuration.string("migrations-dir")).run()
+        let report = try MigrationRunner(conninfo: conninfo, directory: try MigrationsLocation.resolve(configuration).path).run()
         print("migrations: \(report.summary)")
         let owner = OwnerTasks(conninfo: conninfo)
         let cleared = try owner.resetRoleDefaults(role: "authenticator")
