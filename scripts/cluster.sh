@@ -301,7 +301,7 @@ postgresql:
     no_params: true
   recovery_conf:
     restore_command: pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-get %f "%p"
-  pg_hba:
+  pg_hba:  # loopback only, so plain host; docs/deployment.md's samples (other machines) use hostssl
     - local all all trust
     - host replication replicator 127.0.0.1/32 scram-sha-256
     - host all all 127.0.0.1/32 scram-sha-256
