@@ -42,7 +42,8 @@ gzip -9n "$doc/CHANGELOG.md"
 {
   echo "pricesvc ($debversion) unstable; urgency=medium"
   echo
-  echo "  * Built from commit $commit; the release notes are CHANGELOG.md.gz in this directory."
+  echo "  * Built from commit $commit."
+  echo "  * The release notes are CHANGELOG.md.gz in this directory."
   echo
   echo " -- pricesvc maintainers <maintainers@pricesvc.invalid>  $(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
 } | gzip -9n >"$doc/changelog.gz"

@@ -339,7 +339,7 @@ def test_version_prints_one_line_with_the_version_and_exits_0(env):
     for flag in ("--version", "version"):
         result = env.run(flag, timeout=10)
         assert result.returncode == 0, result.stderr
-        assert re.fullmatch(r"pricesvc \d+\.\d+\.\d+\S* \(Swift [\d.+]+\)\n", result.stdout), result.stdout
+        assert re.fullmatch(r"pricesvc \d+\.\d+\.\d+\S* \(commit [0-9a-z.+-]+, Swift [\d.+]+\)\n", result.stdout), result.stdout
 
 
 def test_every_command_answers_help_with_its_usage_and_its_settings(env):
