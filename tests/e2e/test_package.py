@@ -71,7 +71,8 @@ def test_the_release_binary_needs_no_swift_toolchain(env):
     assert dynamic.returncode == 0 and "/opt/swift" not in dynamic.stdout, dynamic.stdout
     # Run it with the toolchain out of sight: /opt/swift hidden under an empty tmpfs in a private mount
     # namespace, and an environment with nothing in it.
-    hidden = subprocess.run(["unshare", "--mount", "--", "sh", "-c",
+    namespaces = ["--mount"] if os.geteuid() == 0 else ["--user", "--map-root-user", "--mount"]
+    hidden = subprocess.run(["unshare", *namespaces, "--", "sh", "-c",
                              f"mount -t tmpfs none /opt/swift && ! ls /opt/swift/usr 2>/dev/null && exec env -i '{env.bin}' --version"],
                             capture_output=True, text=True, timeout=30)
     assert hidden.returncode == 0, hidden.stderr
