@@ -23,7 +23,7 @@ install -d -m 0755 "$root/bin" "$root/share/pricesvc/migrations" "$root/share/do
 install -m 0755 "$bin" "$root/bin/pricesvc"
 rm -f "$root/share/pricesvc/migrations/"*.sql   # a file removed from migrations/ must not linger
 install -m 0644 migrations/*.sql "$root/share/pricesvc/migrations/"
-sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" packaging/pricesvc.service.in \
+sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" -e "s|@DOCDIR@|$prefix/share/doc/pricesvc|g" packaging/pricesvc.service.in \
   > "$destdir$unitdir/pricesvc.service"
 chmod 0644 "$destdir$unitdir/pricesvc.service"
 install -m 0644 packaging/pricesvc.sysusers "$root/lib/sysusers.d/pricesvc.conf"

@@ -29,7 +29,6 @@ rm -f "$doc/LICENSE"
 cat >"$doc/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: pricesvc
-Source: https://github.com/pricesvc/pricesvc
 
 Files: *
 Copyright: 2026 the pricesvc contributors
@@ -65,7 +64,6 @@ Depends: adduser, $depends
 Recommends: postgresql-15 | postgresql (>= 15)
 Section: net
 Priority: optional
-Homepage: https://github.com/pricesvc/pricesvc
 Description: community-reported parking prices behind PostgreSQL row-level security
  pricesvc is a self-hosted backend for community-reported parking prices. It
  speaks a subset of the PostgREST and Supabase Auth protocols, so the Supabase
