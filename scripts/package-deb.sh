@@ -24,6 +24,15 @@ root=$stage/root
 PREFIX=/usr DESTDIR=$root scripts/install.sh >/dev/null
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$root/usr/bin/pricesvc"
 
+# A manual page made of `pricesvc --help` (every command and setting), so `man pricesvc` works.
+mkdir -p "$root/usr/share/man/man1"
+{
+  printf '.TH PRICESVC 1 "" "pricesvc %s" "User Commands"\n.SH NAME\npricesvc \\- community-reported parking prices behind PostgreSQL row-level security\n' "$version"
+  printf '.SH DESCRIPTION\n.nf\n'
+  "$bin" --help | sed -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"
+  printf '.fi\n.SH SEE ALSO\n/usr/share/doc/pricesvc/README.md, /usr/share/doc/pricesvc/docs/\n'
+} | gzip -9n >"$root/usr/share/man/man1/pricesvc.1.gz"
+
 doc=$root/usr/share/doc/pricesvc
 rm -f "$doc/LICENSE"
 cat >"$doc/copyright" <<COPYRIGHT

@@ -149,6 +149,7 @@ def test_the_deb_unpacked_into_a_scratch_root_serves_and_lintian_finds_no_errors
     binary = root / "usr/bin/pricesvc"
     assert _version_line(str(binary)).group(2) == commit
     assert (root / "lib/systemd/system/pricesvc.service").is_file()
+    assert (root / "usr/share/man/man1/pricesvc.1.gz").is_file() and (root / "usr/share/doc/pricesvc/copyright").is_file()
     process, url, stderr_path = _serve(migrated, str(binary), tmp_path, cwd="/")
     try:
         assert f"migrations from {root}/usr/share/pricesvc/migrations (installed)" in stderr_path.read_text()
