@@ -84,6 +84,8 @@ class TLSCluster:
 
     def destroy(self) -> None:
         self._cluster("destroy")
+        for name in ("local.conf", "server.crt", "server.key"):  # pg-cluster.sh's folder may be under /var/tmp
+            (Path(self.pghost) / name).unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")
