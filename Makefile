@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: run test deps build bench clean stop demo fuzz
+.PHONY: run test deps build bench clean stop demo fuzz install deb
 
 run: deps build
 	@scripts/run.sh
@@ -17,9 +17,19 @@ demo: build
 deps:
 	@scripts/install-deps.sh
 
+# The release binary, Swift runtime linked in (scripts/build.sh).
 build:
-	@swift build -c release --product pricesvc 2>&1 | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)' || true
+	@scripts/build.sh 2>&1 | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)' || true
 	@test -x .build/release/pricesvc
+
+# The binary, its migrations, a hardened systemd unit and its user, into $(DESTDIR)$(PREFIX) (docs/packaging.md).
+PREFIX ?= /usr/local
+install: build
+	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh
+
+# A Debian package in var/deb/ (dpkg-deb; docs/packaging.md).
+deb: build
+	@scripts/package-deb.sh var/deb
 
 # Every libFuzzer target of Fuzz/ for 5 minutes each, after the fuzz harness's own unit tests
 # (make test runs them for 20 s each); FUZZ_SECONDS and FUZZ_TARGETS choose others.

@@ -42,7 +42,10 @@ let package = Package(
         .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AppAttest", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AppAttest", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
+                          plugins: ["BuildCommit"]),
+        // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
+        .plugin(name: "BuildCommit", capability: .buildTool()),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),

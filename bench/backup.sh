@@ -26,7 +26,7 @@ WRITES_PER_SECOND=${BENCH_WRITES_PER_SECOND:-10}
 
 note() { printf '%s bench/backup: %s\n' "$(date +%T)" "$*" >&2; }
 die() { echo "bench/backup: $*" >&2; exit 1; }
-[ -x "$bin" ] || die "no pricesvc at $bin (swift build -c release --product pricesvc)"
+[ -x "$bin" ] || die "no pricesvc at $bin (make build)"
 mkdir -p "$state"
 
 eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)"   # PGHOST, PGUSER

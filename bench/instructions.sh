@@ -24,7 +24,7 @@ bin=${PRICESVC_BIN:-.build/release/pricesvc}
 for tool in valgrind callgrind_control callgrind_annotate wrk python3 psql; do
   command -v "$tool" >/dev/null || { echo "bench/instructions.sh needs $tool (valgrind: apt-get install valgrind)" >&2; exit 1; }
 done
-[ -x "$bin" ] || { echo "no pricesvc binary at $bin: build it first (swift build -c release)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "no pricesvc binary at $bin: build it first (make build)" >&2; exit 1; }
 pg_dir=var/bench/pg
 secret_file=var/bench/jwt-secret
 [ -d "$pg_dir" ] && [ -f "$secret_file" ] \

@@ -301,7 +301,7 @@ postgresql:
     no_params: true
   recovery_conf:
     restore_command: pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-get %f "%p"
-  pg_hba:
+  pg_hba:  # loopback only, so plain host; docs/deployment.md's samples (other machines) use hostssl
     - local all all trust
     - host replication replicator 127.0.0.1/32 scram-sha-256
     - host all all 127.0.0.1/32 scram-sha-256
@@ -542,8 +542,8 @@ EOF
 
 up() {
     command -v etcd >/dev/null && command -v patroni >/dev/null && command -v haproxy >/dev/null ||
-        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh --cluster)"
-    [ -x "$BIN" ] || die "no pricesvc at $BIN (swift build -c release --product pricesvc)"
+        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh installs them)"
+    [ -x "$BIN" ] || die "no pricesvc at $BIN (make build)"
     [ -f "$ENV_FILE" ] || make_configuration
     load_configuration
     write_patroni_config 1

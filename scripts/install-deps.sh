@@ -11,6 +11,8 @@ packages=(
   etcd-server patroni haproxy curl
   pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore
   chromium chromium-driver  # tests/e2e/test_browser_cors.py: CORS proven in a real browser
+  dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and tests/e2e/test_package.py: lintian, systemd-analyze verify
+  openssl  # tests/e2e/test_tls.py: a test CA and the database's certificate
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(wrk nginx-light)

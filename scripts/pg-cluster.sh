@@ -101,6 +101,8 @@ timezone = 'UTC'
 track_commit_timestamp = on
 # WAL archiving to pgBackRest, once scripts/backup.sh has set it up (it writes that file).
 include_if_exists = '$DIR/pgbackrest/archive.conf'
+# A test's own settings (tests/e2e/test_tls.py: ssl, a TCP address), kept across restarts.
+include_if_exists = '$DIR/local.conf'
 EOF
     grep -q "^include_if_exists = 'pricesvc.conf'" "$DATA/postgresql.conf" ||
         echo "include_if_exists = 'pricesvc.conf'" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null

@@ -19,7 +19,7 @@ run_suite() {  # name, command...
 }
 
 step "build"
-swift build -c release --product pricesvc || exit 1
+scripts/build.sh || exit 1
 swift build --build-tests || exit 1
 # The previous release, for the rolling-upgrade test (tests/e2e/test_upgrade.py): built from git once per
 # commit and cached in var/previous-release (a release build: minutes the first time, nothing after).

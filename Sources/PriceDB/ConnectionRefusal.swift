@@ -9,12 +9,16 @@
 ///   is not recognised, and its refusals are retried like an outage, as before.
 public struct ConnectionRefusal: Sendable, Equatable, CustomStringConvertible {
     /// The SQLSTATE the server sends for this refusal (`28P01`, `28000`, `3D000`, or `42501` for a
-    /// database the role may not connect to).
+    /// database the role may not connect to); empty when libpq refused the server instead: a TLS
+    /// certificate that does not verify under `sslmode=verify-full`.
     public let sqlState: String
     /// What went wrong, for a person: `password authentication failed`, `role does not exist`, …
     public let reason: String
 
-    public var description: String { "\(reason), SQLSTATE \(sqlState)" }
+    public var description: String { sqlState.isEmpty ? reason : "\(reason), SQLSTATE \(sqlState)" }
+
+    /// libpq refused the server (its TLS certificate), rather than the server refusing the login.
+    public var isServerRejected: Bool { sqlState.isEmpty }
 
     /// nil when the failure may be temporary (server down, starting up, out of connections) or unknown.
     /// A SQLSTATE, when there is one, wins over the text.
@@ -50,6 +54,11 @@ public struct ConnectionRefusal: Sendable, Equatable, CustomStringConvertible {
         (["role \"", "\" does not exist"], "28000", "the role does not exist"),
         (["database \"", "\" does not exist"], "3D000", "the database does not exist"),
         (["permission denied for database"], "42501", "the role may not connect to this database"),
+        // libpq's own refusals of the server under sslmode=verify-ca/verify-full: no SQLSTATE.
+        (["certificate verify failed"], "", "the server's TLS certificate does not verify against sslrootcert (another CA, or expired)"),
+        (["server certificate for \"", "does not match host name"], "", "the server's TLS certificate is not for this host name"),
+        (["root certificate file", "does not exist"], "", "sslrootcert names no file, and verifying the server needs its CA"),
+        (["server does not support ssl, but ssl was required"], "", "the server does not offer TLS, and sslmode requires it"),
     ]
 }
 

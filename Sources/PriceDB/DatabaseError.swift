@@ -99,7 +99,9 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
         var text: String
         switch code {
         case .connectFailed:
-            if let refusal = connectionRefusal {
+            if let refusal = connectionRefusal, refusal.isServerRejected {
+                text = "refused to connect to the database (\(refusal)); retrying will not help: \(message)"
+            } else if let refusal = connectionRefusal {
                 text = "the database refused the connection (\(refusal)); retrying will not help: \(message)"
             } else {
                 text = "cannot connect to the database: \(message)"

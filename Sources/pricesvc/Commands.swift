@@ -88,7 +88,7 @@ enum Commands {
         Description(name: "serve", usage: "pricesvc serve [--SETTING VALUE ...]",
                     summary: "serve the HTTP API (PostgREST / Supabase Auth subset)", settings: nil),
         Description(name: "migrate", usage: "pricesvc migrate [--status | --dry-run] [--migration-database-url URL] [--migrations-dir DIR]",
-                    summary: "apply migrations/ as the owning role and, on a database without signing keys, install the JWT secret as the first; each file waits at most "
+                    summary: "apply the migrations as a database superuser (it creates the roles and hands every object to pricesvc_owner) and, on a database without signing keys, install the JWT secret as the first; each file waits at most "
                         + "--migrate-lock-timeout for a lock, then is retried (until --migrate-wait-limit). "
                         + "--status and --dry-run change nothing and print JSON: the schema versions, pending and changed files, "
                         + "whether this build may serve the database, and (--dry-run) what migrate would do, exit 1 if it would refuse "
@@ -239,8 +239,9 @@ enum Commands {
 
         let signUpAttestation = try Commands.signUpAttestation(configuration, secret: secrets.current)
 
-        let shipped = try MigrationRunner.files(in: configuration.string("migrations-dir"))
-        let schemaVersion = try MigrationRunner.version(in: configuration.string("migrations-dir"))
+        let migrations = try MigrationsLocation.resolve(configuration)
+        let shipped = try MigrationRunner.files(in: migrations.path)
+        let schemaVersion = try MigrationRunner.version(in: migrations.path)
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
             size: poolSize,
@@ -319,6 +320,7 @@ enum Commands {
             }
             note("admin listening on http://\(ListenAddress(host: address.host, port: adminServer.boundPort))")
         }
+        note("\(BuildInfo.versionLine); migrations from \(migrations.path) (\(migrations.origin.rawValue))")
 
         shutdownRequested.wait()
         let grace = Double(try configuration.int("shutdown-grace"))

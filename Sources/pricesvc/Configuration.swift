@@ -28,8 +28,9 @@ enum Settings {
         Setting(key: "read-database-url", defaultValue: "",
                 help: "Connection string for read-only calls (medians, quotes, readiness), e.g. a replica; they fall back to --database-url when it fails"),
         Setting(key: "migration-database-url", defaultValue: "",
-                help: "Connection string for migrate, prune, import-rates and keys (the owning role); defaults to --database-url"),
-        Setting(key: "migrations-dir", defaultValue: "migrations", help: "Folder holding the SQL migrations"),
+                help: "Connection string for migrate (a superuser), prune, import-rates and keys (the owning role); defaults to --database-url"),
+        Setting(key: "migrations-dir", defaultValue: "",
+                help: "Folder holding the SQL migrations; unset: ../share/pricesvc/migrations beside the binary, else the migrations/ of the source tree it was built from"),
         Setting(key: "migrate-lock-timeout", defaultValue: "2s",
                 help: "Longest wait of one migrate statement for a lock (live traffic queues behind it that long at most); then the file is retried"),
         Setting(key: "migrate-wait-limit", defaultValue: "5m",
@@ -44,7 +45,7 @@ enum Settings {
         Setting(key: "legacy-anon-key", defaultValue: "true",
                 help: "Accept the JWT anon key (pricesvc keys) as apikey besides publishable keys; false once every app has a publishable key"),
         Setting(key: "access-token-ttl", defaultValue: String(service.accessTokenLifetime),
-                help: "Access token lifetime in seconds; also the longest a revoked session's tokens stay valid"),
+                help: "Access token lifetime in seconds; a signed-out or revoked session's tokens are refused at once, whatever their expiry"),
         Setting(key: "pool-size", defaultValue: String(PoolConfiguration.defaultSize), help: "Database connections"),
         Setting(key: "pool-timeout-ms", defaultValue: "2000",
                 help: "How long a request waits for a free connection before 503"),
@@ -218,12 +219,25 @@ struct Configuration {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw ConfigurationError(description: "cannot read \(name(key + "-file")) '\(file)'")
             }
+            if let permissions = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int,
+               let problem = Self.secretFileProblem(permissions: permissions) {
+                throw ConfigurationError(description: "\(name(key + "-file")) '\(file)' \(problem)")
+            }
             var bytes = [UInt8](data)
             while let last = bytes.last, last == 0x0a || last == 0x0d { bytes.removeLast() }
             return bytes
         }
         let inline = string(key)
         return inline.isEmpty ? nil : Array(inline.utf8)
+    }
+
+    /// Why a secret file's mode is refused, or nil: anyone else who can read the file can sign tokens
+    /// for any identity. 0600 or 0400 (systemd's `LoadCredential=` makes 0400) are accepted.
+    static func secretFileProblem(permissions: Int) -> String? {
+        let others = permissions & 0o077
+        guard others != 0 else { return nil }
+        let who = others & 0o070 != 0 && others & 0o007 != 0 ? "group and others" : others & 0o070 != 0 ? "its group" : "others"
+        return "is open to \(who) (mode \(String(permissions & 0o777, radix: 8))): make it readable by its owner only (chmod 600)"
     }
 
     /// `30d`, `12h`, `90m`, `45s` → seconds; nil for anything else, and for a count of seconds that

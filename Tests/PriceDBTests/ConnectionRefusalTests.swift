@@ -21,6 +21,21 @@ import Testing
         #expect(DatabaseError(code: .connectFailed, message: Self.prefix + message).connectionRefusal == refusal)
     }
 
+    /// libpq's refusals of a server whose certificate does not verify (sslmode=verify-full): no SQLSTATE,
+    /// and no retry, since the same server presents the same certificate.
+    @Test(arguments: [
+        ("SSL error: certificate verify failed", "does not verify"),
+        ("server certificate for \"db.pricesvc.test\" does not match host name \"other.pricesvc.test\"", "host name"),
+        ("root certificate file \"/nonexistent/ca.crt\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.", "sslrootcert"),
+        ("server does not support SSL, but SSL was required", "does not offer TLS"),
+    ])
+    func aServerCertificateThatDoesNotVerifyIsNotRetried(message: String, words: String) throws {
+        let error = DatabaseError(code: .connectFailed, message: "connection to server at \"127.0.0.1\", port 5432 failed: " + message)
+        let refusal = try #require(error.connectionRefusal)
+        #expect(refusal.isServerRejected && refusal.reason.contains(words))
+        #expect(error.explanation.hasPrefix("refused to connect to the database (") && !error.explanation.contains("SQLSTATE"))
+    }
+
     @Test(arguments: [
         "No such file or directory\n\tIs the server running locally and accepting connections on that socket?",
         "FATAL:  the database system is starting up",

@@ -121,8 +121,10 @@ struct CommandHelpTests {
         }
     }
 
-    @Test func theVersionLineNamesTheVersionAndCompiler() {
-        #expect(BuildInfo.versionLine == "pricesvc \(BuildInfo.version) (Swift \(BuildInfo.swiftVersion))")
-        #expect(BuildInfo.labels.map(\.name) == ["version", "swift"])
+    @Test func theVersionLineNamesTheVersionCommitAndCompiler() {
+        #expect(BuildInfo.versionLine == "pricesvc \(BuildInfo.version) (commit \(BuildInfo.commit), Swift \(BuildInfo.swiftVersion))")
+        #expect(BuildInfo.labels.map(\.name) == ["version", "commit", "swift"])
+        // A label value: the plugin keeps only characters that need no escaping in Prometheus text.
+        #expect(!BuildInfo.commit.isEmpty && BuildInfo.commit.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._+-".contains($0)) })
     }
 }

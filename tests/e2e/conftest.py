@@ -94,7 +94,7 @@ def _start_cluster(directory: Path) -> tuple[str, str]:
 def env(tmp_path_factory) -> Env:
     binary = os.environ.get("PRICESVC_BIN") or str(REPO / ".build/release/pricesvc")
     if not os.access(binary, os.X_OK):
-        pytest.exit(f"pricesvc binary not found at {binary}: run `swift build -c release --product pricesvc` "
+        pytest.exit(f"pricesvc binary not found at {binary}: run `make build` (scripts/build.sh) "
                     f"or set PRICESVC_BIN", returncode=3)
     pg_dir = os.environ.get("PRICESVC_TEST_PG_DIR")
     pghost, pguser = os.environ.get("PGHOST"), os.environ.get("PGUSER")

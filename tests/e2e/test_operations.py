@@ -90,7 +90,7 @@ def test_metrics_count_requests_by_route_and_status_with_a_latency_histogram_and
         assert counts == sorted(counts), "histogram buckets must be cumulative"
         assert counts[-1] == _metric(text, "pricesvc_http_request_duration_seconds_count", f'route="{route}"') >= at_least
         assert _metric(text, "pricesvc_http_request_duration_seconds_sum", f'route="{route}"') > 0
-    assert re.search(r'^pricesvc_build_info\{version="[^"]+",swift="[^"]+"\} 1$', text, re.M), text[-600:]
+    assert re.search(r'^pricesvc_build_info\{version="[^"]+",commit="[0-9a-z.+-]+",swift="[^"]+"\} 1$', text, re.M), text[-600:]
 
     assert _metric(text, "pricesvc_db_pool_connections", 'state="in_use"') is not None
     assert _metric(text, "pricesvc_db_pool_connections", 'state="idle"') is not None

@@ -26,7 +26,7 @@ public final class ServiceMetrics: Sendable {
     /// - Parameters:
     ///   - server: the HTTP server's counters, rendered first.
     ///   - pool: the pool's current gauges, read at each scrape.
-    ///   - build: labels of `pricesvc_build_info` (version, compiler), fixed for the process's life.
+    ///   - build: labels of `pricesvc_build_info` (version, commit, compiler), fixed for the process's life.
     ///   - databaseWorkers: the threads that run database plans (rendered when above 0).
     public init(server: ServerMetrics, pool: @escaping @Sendable () -> PoolStats,
                 build: [(name: String, value: String)] = [], databaseWorkers: Int = 0) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make install PREFIX=/usr/local DESTDIR=`: the built binary, its migrations, the systemd unit, the
+# sysusers.d entry of its dedicated user, an example settings file (never over an existing one) and the
+# docs. PREFIX=/usr puts configuration in /etc and the unit in /lib/systemd/system (Debian's places);
+# any other prefix keeps everything under it. SYSCONFDIR and UNITDIR override those two.
+# The binary finds the migrations as PREFIX/bin/../share/pricesvc/migrations (docs/packaging.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=${PREFIX:-/usr/local}
+destdir=${DESTDIR:-}
+case "$prefix" in /*) ;; *) echo "install: PREFIX must be an absolute path, got '$prefix'" >&2; exit 2 ;; esac
+if [ "$prefix" = /usr ]; then
+  sysconfdir=${SYSCONFDIR:-/etc}; unitdir=${UNITDIR:-/lib/systemd/system}
+else
+  sysconfdir=${SYSCONFDIR:-$prefix/etc}; unitdir=${UNITDIR:-$prefix/lib/systemd/system}
+fi
+bin=.build/release/pricesvc
+[ -x "$bin" ] || { echo "install: no $bin: run make build first" >&2; exit 1; }
+
+root=$destdir$prefix
+install -d -m 0755 "$root/bin" "$root/share/pricesvc/migrations" "$root/share/doc/pricesvc" \
+  "$root/lib/sysusers.d" "$destdir$unitdir" "$destdir$sysconfdir/pricesvc"
+install -m 0755 "$bin" "$root/bin/pricesvc"
+rm -f "$root/share/pricesvc/migrations/"*.sql   # a file removed from migrations/ must not linger
+install -m 0644 migrations/*.sql "$root/share/pricesvc/migrations/"
+sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" -e "s|@DOCDIR@|$prefix/share/doc/pricesvc|g" packaging/pricesvc.service.in \
+  > "$destdir$unitdir/pricesvc.service"
+chmod 0644 "$destdir$unitdir/pricesvc.service"
+install -m 0644 packaging/pricesvc.sysusers "$root/lib/sysusers.d/pricesvc.conf"
+[ -e "$destdir$sysconfdir/pricesvc/pricesvc.env" ] || install -m 0600 packaging/pricesvc.env "$destdir$sysconfdir/pricesvc/pricesvc.env"
+install -m 0644 README.md CHANGELOG.md LICENSE "$root/share/doc/pricesvc/"
+install -d -m 0755 "$root/share/doc/pricesvc/docs"
+install -m 0644 docs/*.md "$root/share/doc/pricesvc/docs/"
+echo "installed: $root/bin/pricesvc, $root/share/pricesvc/migrations, $destdir$unitdir/pricesvc.service"
