@@ -11,6 +11,7 @@ packages=(
   etcd-server patroni haproxy curl
   pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore
   chromium chromium-driver  # tests/e2e/test_browser_cors.py: CORS proven in a real browser
+  prometheus  # promtool: tests/e2e/test_alerts.py checks and unit-tests docs/alerts.yml
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(wrk nginx-light)
@@ -27,7 +28,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# The Debian nginx, postgresql, etcd and haproxy packages start system services; pricesvc runs its own
+# The Debian nginx, postgresql, etcd, haproxy and prometheus packages start system services; pricesvc runs its own
 # private instances, so keep the system ones from starting.
 policy=/usr/sbin/policy-rc.d
 restore_policy=false
