@@ -6,7 +6,8 @@
 -- reports (median_fold below). Readers start from the folded state and correct it exactly, so no
 -- result depends on when the last fold happened; only the number of rows a reader corrects with does.
 -- Inserts keep it incrementally (median_enqueue); UPDATE, DELETE and TRUNCATE (maintenance by the owner,
--- test fixtures) rebuild the groups they touched; a bulk load with session_replication_role = replica
+-- test fixtures) rebuild the groups they touched, but for `pricesvc prune`'s deletes (prune_reports,
+-- maintenance.sql), which fold and trim the groups they touch instead; a bulk load with session_replication_role = replica
 -- skips every trigger, so it names each row's reporter_matures_at itself and must call
 -- private.median_rebuild() before it commits.
 --
@@ -333,11 +334,16 @@ end
 $$;
 revoke all on function private.median_fold_stale(interval, integer) from public;
 
--- AFTER UPDATE, DELETE or TRUNCATE, per statement: rebuilds every location the statement touched.
+-- AFTER UPDATE, DELETE or TRUNCATE, per statement: rebuilds every location the statement touched. Not
+-- for the deletes of private.prune_reports (maintenance.sql), which keeps the store exact itself and says
+-- so in a transaction-local setting; only the owner may delete reports at all, so no client can skip it.
 create or replace function private.median_rebuild_changed() returns trigger
     language plpgsql volatile security definer set search_path = ''
 as $$
 begin
+    if tg_op = 'DELETE' and pg_catalog.current_setting('pricesvc.median_store_pruning', true) = 'on' then
+        return null;
+    end if;
     if tg_op = 'TRUNCATE' then
         perform private.median_rebuild(null);
     elsif tg_op = 'UPDATE' then

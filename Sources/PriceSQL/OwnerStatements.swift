@@ -48,12 +48,12 @@ public enum OwnerStatements {
         columns: Column<Int>("folded", .integer))
 
     /// One batch of reports past retention: one statement outside a transaction block, so it commits
-    /// (and the median store's lock on inserts is released) before the next.
+    /// (releasing its groups' fold locks) before the next.
     public static let pruneReports = Statement(name: "owner_prune_reports", sql: """
-        select reports, locations from private.prune_reports($1::integer)
+        select reports, groups from private.prune_reports($1::integer)
         """,
-        parameters: Param<Int>("max_locations", .integer),
-        columns: (Column<Int>("reports", .bigint), Column<Int>("locations", .integer)))
+        parameters: Param<Int>("max_groups", .integer),
+        columns: (Column<Int>("reports", .bigint), Column<Int>("groups", .integer)))
 
     public static let forgetUser = Statement(name: "owner_forget_user", sql: """
         select users, sessions, refresh_tokens, reports, locations from auth.forget_user($1::uuid)

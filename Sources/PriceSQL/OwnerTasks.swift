@@ -99,24 +99,24 @@ public struct OwnerTasks: Sendable {
         return total
     }
 
-    /// Locations per ``pruneReports()`` transaction. Each batch rebuilds its locations' median store while
-    /// inserts wait (median_store.sql); measured on 2 cores with 200 reports per location: about 0.3 s for
-    /// 100 locations (docs/privacy.md), far inside the service's 5 s statement timeout.
-    public static let reportPruneLocationsPerTransaction = 100
-    /// Batches per run: at most 1,000,000 locations a run; what is left waits for the next run.
+    /// Median groups per ``pruneReports()`` transaction: each holds its group's fold lock until the batch
+    /// commits (inserts into it then skip their fold; none waits). Measured in docs/privacy.md.
+    public static let reportPruneGroupsPerTransaction = 100
+    /// Batches per run: at most 1,000,000 groups a run; what is left waits for the next run.
     public static let reportPruneTransactions = 10_000
 
     /// Deletes every report past retention (`private.prune_reports`), one committed batch of
-    /// ``reportPruneLocationsPerTransaction`` locations at a time; returns reports and locations.
-    public func pruneReports() throws(DatabaseError) -> (reports: Int, locations: Int) {
+    /// ``reportPruneGroupsPerTransaction`` median groups at a time; returns reports and groups.
+    public func pruneReports() throws(DatabaseError) -> (reports: Int, groups: Int) {
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
-        var total = (reports: 0, locations: 0)
+        var total = (reports: 0, groups: 0)
         for _ in 0..<Self.reportPruneTransactions {
-            guard let batch = try session.rows(OwnerStatements.pruneReports, Self.reportPruneLocationsPerTransaction).first else {
+            guard let batch = try session.rows(OwnerStatements.pruneReports, Self.reportPruneGroupsPerTransaction).first else {
                 throw DatabaseError(code: .protocolViolation, message: "private.prune_reports returned no row")
             }
             total.reports += batch.0
-            total.locations += batch.1
+            total.groups += batch.1
+            // Nothing pruned: nothing past retention is left, or only groups being folded right now.
             if batch.1 == 0 { break }
         }
         return total

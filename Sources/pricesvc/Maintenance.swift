@@ -58,7 +58,7 @@ extension Commands {
         }
         print("pruned: \(counts.sessions) sessions, \(counts.refreshTokens) refresh tokens, \(counts.users) users")
         let reports = try owner.pruneReports()
-        print("price reports past retention deleted: \(reports.reports) (at \(reports.locations) locations; medians rebuilt)")
+        print("price reports past retention deleted: \(reports.reports) (in \(reports.groups) median groups)")
         let folded = try owner.foldStaleMedianGroups()
         print("median groups folded: \(folded) (waiting more than \(OwnerTasks.medianFoldAgeSeconds / 60) minutes)")
         try owner.recordMaintenanceRun("prune")

@@ -63,7 +63,7 @@ def test_prune_deletes_reports_past_the_window_plus_grace_and_the_median_store_f
     assert _reports_at(db, old_loc) == 3 and _store_rows(db, old_loc) > 0
 
     result = _prune(migrated)
-    match = re.search(r"^price reports past retention deleted: (\d+) \(at (\d+) locations", result.stdout, re.M)
+    match = re.search(r"^price reports past retention deleted: (\d+) \(in (\d+) median groups", result.stdout, re.M)
     assert match and int(match.group(1)) >= 3 and int(match.group(2)) >= 1, result.stdout
     assert _reports_at(db, old_loc) == 0
     assert _store_rows(db, old_loc) == 0, "the median store still holds rows of deleted reports"
