@@ -4,14 +4,14 @@ import PriceDB
 import PriceHTTP
 import PriceJSON
 
-/// One JSON line on stderr for every answer of 5xx and every failure that is the database's (issue 24,
+/// One JSON line on stderr for every answer of 5xx, with the database's error when there was one (issue 24,
 /// reproduction 5: a statement timeout once showed only as `"status":503` in the access log). It says
 /// what an operator needs to find the cause: the route label, the request id (the access log's), the
 /// status and the SQLSTATE or error code, and for the database's failures its message. Never a header,
 /// a query string or a body: tokens travel there. Always on, unlike the access log.
 enum ErrorLog {
-    /// A database failure that is not the client's (see `APIError.metricsKind`): `kind` is
-    /// "unavailable" or the SQLSTATE class. PostgreSQL's own message names no parameter value.
+    /// A database failure answered 5xx: `kind` is "unavailable" or the SQLSTATE class (as in
+    /// `pricesvc_database_errors_total`). PostgreSQL's own message names no parameter value.
     static func databaseError(_ error: DatabaseError, kind: String, status: Int, route: String, requestID: String) {
         write(route: route, requestID: requestID, status: status, code: error.sqlState ?? (error.isUnavailable ? "08000" : "-"),
               kind: kind, message: error.message)

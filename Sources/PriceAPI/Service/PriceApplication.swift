@@ -75,8 +75,8 @@ public struct PriceApplication: HTTPApplication {
         return service.cors.responseHeaders(origin: request.header("origin"))
     }
 
-    /// The round trip, on a worker thread. Every database error is counted here, once, and logged when
-    /// it is the database's (not the client's); any other 5xx the plan answers is logged too.
+    /// The round trip, on a worker thread. Every database error is counted here, once, and logged with
+    /// its SQLSTATE when it is answered 5xx; any other 5xx the plan answers is logged too.
     func execute(_ plan: DatabasePlan, route: String = "-", requestID: String = "-") -> HTTPResponse {
         do throws(DatabaseError) {
             let results = try database.run(plan.queries, readOnly: plan.readOnly)
@@ -84,11 +84,15 @@ public struct PriceApplication: HTTPApplication {
         } catch {
             service.metrics.recordDatabaseError(error)
             let response = plan.answer(.failure(error))
-            if case .database(let kind) = APIError.metricsKind(error) {
+            // The client's mistakes (4xx) are counted, not logged: a client could flood the log with them.
+            if response.status >= 500 {
+                let kind: String
+                switch APIError.metricsKind(error) {
+                case .database(let label), .client(let label): kind = label
+                }
                 ErrorLog.databaseError(error, kind: kind, status: response.status, route: route, requestID: requestID)
-                return response
             }
-            return ErrorLog.serverError(response, route: route, requestID: requestID)
+            return response
         }
     }
 
