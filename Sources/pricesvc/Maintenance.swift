@@ -81,7 +81,7 @@ extension Commands {
             return 0
         }
         print("forget-user \(id.lowercased()): erased \(erased.users) identity, \(erased.sessions) sessions, "
-              + "\(erased.refreshTokens) refresh tokens, \(erased.reports) price reports (medians rebuilt at \(erased.locations) locations)")
+              + "\(erased.refreshTokens) refresh tokens, \(erased.reports) price reports (medians updated at \(erased.locations) locations)")
         return 0
     }
 }

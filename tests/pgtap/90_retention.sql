@@ -3,7 +3,7 @@
 -- one person; neither is reachable by a client role, and no client can switch off the store's rebuild.
 begin;
 \ir _helpers.psql
-select plan(16);
+select plan(21);
 
 -- Whatever else the database holds past retention goes first (rolled back with the file).
 do $$ begin while (select groups from private.prune_reports(1000)) > 0 loop end loop; end $$;
@@ -49,6 +49,35 @@ select set_eq($$select * from pruned_latest$$, $$select location_id, rate_kind, 
                 from private.median_latest where location_id like 'retention:%'$$, 'median_latest as a rebuild makes it');
 select set_eq($$select * from pruned_prices$$, $$select * from private.median_prices where location_id like 'retention:%'$$,
               'median_prices as a rebuild makes it');
+
+-- Erasure keeps the store as a rebuild makes it too: carol's reports go from a group where they count,
+-- one queued report included (a fresh reporter at 'retention:mixed' keeps the group's queue busy).
+select tap.seed(tap.dave(), 'retention:mixed', 700) \g /dev/null
+update auth.users set created_at = now() where id = tap.dave();
+update public.price_reports set created_at = now() - interval '1 minute' where reporter_id = tap.dave();
+select tap.seed(tap.carol(), 'retention:mixed', 650) \g /dev/null
+select private.median_fold('retention:mixed', 'hourly') \g /dev/null
+select results_eq($$select users, reports, locations from auth.forget_user(tap.carol())$$,
+                  $$values (1::bigint, 3::bigint, 2::bigint)$$, 'forget_user deletes carol and her 3 reports at 2 locations');
+create temp table erased_latest as select location_id, rate_kind, reporter_id, price_cents, report_id, counted
+    from private.median_latest where location_id like 'retention:%';
+create temp table erased_prices as select * from private.median_prices where location_id like 'retention:%';
+create temp table erased_bands as select * from private.median_price_bands where location_id like 'retention:%';
+create temp table erased_totals as select location_id, rate_kind, currency, reports, date_trunc('hour', newest) as newest
+    from private.median_totals where location_id like 'retention:%' and reports > 0;
+create temp table erased_queue as select report_id from private.median_queue where location_id like 'retention:%';
+select private.median_rebuild(array['retention:keep', 'retention:mixed', 'retention:gone']) \g /dev/null
+select set_eq($$select * from erased_latest$$, $$select location_id, rate_kind, reporter_id, price_cents, report_id, counted
+                from private.median_latest where location_id like 'retention:%'$$, 'after an erasure: median_latest as a rebuild makes it');
+select set_eq($$select * from erased_prices union all select * from erased_bands$$,
+              $$select * from private.median_prices where location_id like 'retention:%'
+                union all select * from private.median_price_bands where location_id like 'retention:%'$$,
+              'after an erasure: the histograms as a rebuild makes them');
+select set_eq($$select * from erased_totals$$, $$select location_id, rate_kind, currency, reports, date_trunc('hour', newest)
+                from private.median_totals where location_id like 'retention:%' and reports > 0$$,
+              'after an erasure: the totals, newest report included, as a rebuild makes them');
+select set_eq($$select * from erased_queue$$, $$select report_id from private.median_queue where location_id like 'retention:%'$$,
+              'after an erasure: the queue as a rebuild makes it');
 
 -- Erasure: bob's identity, session and every report go; the median falls below the threshold.
 select results_eq($$select users, sessions, reports, locations from auth.forget_user(tap.bob())$$,
