@@ -6,7 +6,8 @@
 -- reports (median_fold below). Readers start from the folded state and correct it exactly, so no
 -- result depends on when the last fold happened; only the number of rows a reader corrects with does.
 -- Inserts keep it incrementally (median_enqueue); UPDATE, DELETE and TRUNCATE (maintenance by the owner,
--- test fixtures) rebuild the groups they touched; a bulk load with session_replication_role = replica
+-- test fixtures) rebuild the groups they touched, but for the deletes of `pricesvc prune` and
+-- `forget-user` (maintenance.sql), which fold and trim the groups they touch instead; a bulk load with session_replication_role = replica
 -- skips every trigger, so it names each row's reporter_matures_at itself and must call
 -- private.median_rebuild() before it commits.
 --
@@ -331,6 +332,16 @@ create or replace function private.median_try_lock_group(location_id text, rate_
                                                                     || median_try_lock_group.rate_kind));
 revoke all on function private.median_try_lock_group(text, text) from public;
 
+-- The same lock, waited for: for the owner's erasure (auth.forget_user, maintenance.sql), which must
+-- change a group a fold may be changing right now. Inserts never call this.
+create or replace function private.median_lock_group(location_id text, rate_kind text)
+    returns void
+    language sql volatile set search_path = ''
+    return pg_catalog.pg_advisory_xact_lock(private.median_lock_namespace(),
+                                            pg_catalog.hashtext(median_lock_group.location_id || '/'
+                                                                || median_lock_group.rate_kind));
+revoke all on function private.median_lock_group(text, text) from public;
+
 -- AFTER INSERT, per row: after the insert trigger and the RLS policy accepted the row, so only reports
 -- that are really stored reach the store. Queues it, and every median_fold_every()-th report folds its
 -- group if no other transaction is folding it (try-lock: an insert never waits for a fold).
@@ -415,11 +426,17 @@ end
 $$;
 revoke all on function private.median_fold_stale(interval, integer) from public;
 
--- AFTER UPDATE, DELETE or TRUNCATE, per statement: rebuilds every location the statement touched.
+-- AFTER UPDATE, DELETE or TRUNCATE, per statement: rebuilds every location the statement touched. Not
+-- for the deletes of private.prune_reports and auth.forget_user (maintenance.sql), which keep the store
+-- exact themselves and say so in a transaction-local setting; only the owner may delete reports at all,
+-- so no client can skip it.
 create or replace function private.median_rebuild_changed() returns trigger
     language plpgsql volatile security definer set search_path = ''
 as $$
 begin
+    if tg_op = 'DELETE' and pg_catalog.current_setting('pricesvc.median_store_pruning', true) = 'on' then
+        return null;
+    end if;
     if tg_op = 'TRUNCATE' then
         perform private.median_rebuild(null);
     elsif tg_op = 'UPDATE' then

@@ -311,6 +311,8 @@ grant execute on function auth.spend_signup_challenge(bytea, timestamptz) to aut
 grant execute on function auth.sign_up_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, bytea, bytea)
     to authenticator;
 -- auth.prune(): owner only, since `pricesvc prune` runs with the owner's credentials.
+-- auth.forget_user() and private.prune_reports() (maintenance.sql): owner only, for `pricesvc forget-user`
+-- and `pricesvc prune`; they delete around forced row security, so no client role may reach them.
 
 -- No client role and not authenticator may read or write any auth table directly.
 revoke all on all tables in schema auth from public, anon, authenticated, price_analyst, authenticator;
@@ -340,6 +342,8 @@ grant execute on function public.price_vs_published(timestamptz) to price_analys
 
 -- /readyz compares the applied migrations with the files the service ships.
 grant execute on function pricesvc_meta.applied_migrations() to authenticator;
+-- /metrics (admin listener) shows when prune and import-rates last succeeded: times, nothing else.
+grant execute on function pricesvc_meta.maintenance_runs() to authenticator;
 revoke all on table pricesvc_meta.schema_migrations from public, anon, authenticated, price_analyst, authenticator;
 
 ------------------------------------------------------------------------------------------------------

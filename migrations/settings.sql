@@ -25,6 +25,14 @@ create or replace function private.report_window() returns interval
     return interval '180 days';
 revoke all on function private.report_window() from public;
 
+-- Reports are deleted (`pricesvc prune`) once they are this much older than the report window: no
+-- median, overview or cap reads them any more, and a reporter id with a timestamp is a record of where
+-- one person parked. The grace keeps them past the window's edge for readers whose clocks trail.
+create or replace function private.report_retention_grace() returns interval
+    language sql immutable parallel safe
+    return interval '7 days';
+revoke all on function private.report_retention_grace() from public;
+
 -- The most locations one price_medians call may ask for.
 create or replace function private.max_median_locations() returns integer
     language sql immutable parallel safe

@@ -13,6 +13,7 @@ packages=(
   chromium chromium-driver  # tests/e2e/test_browser_cors.py: CORS proven in a real browser
   dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and tests/e2e/test_package.py: lintian, systemd-analyze verify
   openssl  # tests/e2e/test_tls.py: a test CA and the database's certificate
+  prometheus  # promtool: tests/e2e/test_alerts.py checks and unit-tests docs/alerts.yml
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(wrk nginx-light)
@@ -29,7 +30,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# The Debian nginx, postgresql, etcd and haproxy packages start system services; pricesvc runs its own
+# The Debian nginx, postgresql, etcd, haproxy and prometheus packages start system services; pricesvc runs its own
 # private instances, so keep the system ones from starting.
 policy=/usr/sbin/policy-rc.d
 restore_policy=false

@@ -90,6 +90,43 @@ public enum OwnerStatements {
         parameters: (Param<Int>("older_than_seconds", .doublePrecision), Param<Int>("groups", .integer)),
         columns: Column<Int>("folded", .integer))
 
+    /// One batch of reports past retention: one statement outside a transaction block, so it commits
+    /// (releasing its groups' fold locks) before the next.
+    public static let pruneReports = Statement(name: "owner_prune_reports", sql: """
+        select reports, groups from private.prune_reports($1::integer)
+        """,
+        parameters: Param<Int>("max_groups", .integer),
+        columns: (Column<Int>("reports", .bigint), Column<Int>("groups", .integer)))
+
+    public static let forgetUser = Statement(name: "owner_forget_user", sql: """
+        select users, sessions, refresh_tokens, reports, locations from auth.forget_user($1::uuid)
+        """,
+        parameters: Param<String>("user_id", .uuid),
+        columns: (Column<Int>("users", .bigint), Column<Int>("sessions", .bigint), Column<Int>("refresh_tokens", .bigint),
+                  Column<Int>("reports", .bigint), Column<Int>("locations", .bigint)))
+
+    /// A maintenance command succeeded: what /metrics reports as its last run.
+    public static let recordMaintenanceRun = Statement(name: "owner_record_maintenance_run", sql: """
+        select private.record_maintenance_run($1)
+        """,
+        parameters: Param<String>("task", .text),
+        columns: Column<String?>("record_maintenance_run", .void))
+
+    /// When `pricesvc prune` and `import-rates` last succeeded (Unix seconds). Sent by `serve` with its
+    /// own login on a connection of its own (never a pool connection: a scrape must not wait behind
+    /// requests), every half minute, for /metrics.
+    public static let maintenanceRuns = Statement(name: "service_maintenance_runs", sql: """
+        select task, pg_catalog.date_part('epoch', succeeded_at)::bigint as succeeded_at
+        from pricesvc_meta.maintenance_runs()
+        """,
+        parameters: (), columns: (Column<String>("task", .text), Column<Int>("succeeded_at", .bigint)))
+
+    /// Whether a role bypasses row security (a superuser, or BYPASSRLS): `serve` refuses such a login.
+    public static let roleBypassesRowSecurity = Statement(name: "owner_role_bypasses_rls", sql: """
+        select current_user::text as role, rolsuper or rolbypassrls as bypasses from pg_catalog.pg_roles where rolname = current_user
+        """,
+        parameters: (), columns: (Column<String>("role", .text), Column<Bool>("bypasses", .boolean)))
+
     public static let timeZoneNames = Statement(name: "owner_time_zone_names", sql: """
         select name from pg_catalog.pg_timezone_names
         """,
@@ -127,6 +164,8 @@ public enum OwnerStatements {
         createPublishableKey.description, publishableKeyList.description, revokePublishableKey.description,
         prune.description,
         foldStaleMedianGroups.description, timeZoneNames.description, replacePublishedRates.description,
+        pruneReports.description, forgetUser.description, recordMaintenanceRun.description,
+        roleBypassesRowSecurity.description, maintenanceRuns.description,
     ]
 }
 

@@ -114,4 +114,64 @@ public struct OwnerTasks: Sendable {
         }
         return total
     }
+
+    /// Median groups per ``pruneReports()`` transaction: each holds its group's fold lock until the batch
+    /// commits (inserts into it then skip their fold; none waits). Measured in docs/privacy.md.
+    public static let reportPruneGroupsPerTransaction = 100
+    /// Batches per run: at most 1,000,000 groups a run; what is left waits for the next run.
+    public static let reportPruneTransactions = 10_000
+
+    /// Deletes every report past retention (`private.prune_reports`), one committed batch of
+    /// ``reportPruneGroupsPerTransaction`` median groups at a time; returns reports and groups.
+    public func pruneReports() throws(DatabaseError) -> (reports: Int, groups: Int) {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        var total = (reports: 0, groups: 0)
+        for _ in 0..<Self.reportPruneTransactions {
+            guard let batch = try session.rows(OwnerStatements.pruneReports, Self.reportPruneGroupsPerTransaction).first else {
+                throw DatabaseError(code: .protocolViolation, message: "private.prune_reports returned no row")
+            }
+            total.reports += batch.0
+            total.groups += batch.1
+            // Nothing pruned: nothing past retention is left, or only groups being folded right now.
+            if batch.1 == 0 { break }
+        }
+        return total
+    }
+
+    /// What `auth.forget_user` deleted for one person.
+    public struct Erasure: Sendable, Equatable {
+        public var users, sessions, refreshTokens, reports, locations: Int
+    }
+
+    /// Deletes one person's identity, sessions, refresh tokens and reports (`auth.forget_user`).
+    public func forgetUser(id: String) throws(DatabaseError) -> Erasure {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        guard let row = try session.rows(OwnerStatements.forgetUser, id).first else {
+            throw DatabaseError(code: .protocolViolation, message: "auth.forget_user returned no row")
+        }
+        return Erasure(users: row.0, sessions: row.1, refreshTokens: row.2, reports: row.3, locations: row.4)
+    }
+
+    /// Records that a maintenance command (`prune`, `import-rates`) succeeded now.
+    public func recordMaintenanceRun(_ task: String) throws(DatabaseError) {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        _ = try session.rows(OwnerStatements.recordMaintenanceRun, task)
+    }
+
+    /// The role `conninfo` logs in as, and whether it bypasses row security (superuser or BYPASSRLS).
+    public func roleBypassesRowSecurity() throws(DatabaseError) -> (role: String, bypasses: Bool) {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        guard let row = try session.rows(OwnerStatements.roleBypassesRowSecurity, ()).first else {
+            throw DatabaseError(code: .protocolViolation, message: "the login role is not in pg_roles")
+        }
+        return (row.0, row.1)
+    }
+
+    /// When each maintenance command last succeeded, Unix seconds by task (any login may ask: the service
+    /// reads it for /metrics).
+    public func maintenanceRuns() throws(DatabaseError) -> [String: Int] {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        let rows = try session.rows(OwnerStatements.maintenanceRuns, ())
+        return Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+    }
 }

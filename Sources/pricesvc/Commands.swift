@@ -6,7 +6,7 @@ import PriceDB
 import PriceHTTP
 import PriceSQL
 
-/// `pricesvc serve | migrate | keys | prune | import-rates | openapi | statements | --help | --version`.
+/// `pricesvc serve | migrate | keys | prune | forget-user | import-rates | openapi | statements | --help | --version`.
 enum Commands {
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -43,12 +43,13 @@ enum Commands {
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
-                                                  takesOperands: ["import-rates", "verify-attestation", "keys"].contains(command))
+                                                  takesOperands: ["import-rates", "verify-attestation", "keys", "forget-user"].contains(command))
             switch command {
             case "serve": return try serve(configuration)
             case "migrate": return try migrate(configuration, mode: migrateMode)
             case "keys": return try keys(configuration)
             case "prune": return try prune(configuration)
+            case "forget-user": return try forgetUser(configuration)
             case "import-rates": return try importRates(configuration)
             case "statements": return try statements(configuration, json: json)
             case "verify-attestation": return try verifyAttestation(configuration)
@@ -103,7 +104,12 @@ enum Commands {
         Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
                     summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 36h, 1500m or 90000s; "
                         + "at least 1445m: the reporter maturity plus the median fold margin), "
+                        + "then price reports older than the report window plus a grace (187 days; medians follow), "
                         + "then fold the median groups that waited over an hour for a fold",
+                    settings: ownerSettings),
+        Description(name: "forget-user", usage: "pricesvc forget-user ID [--migration-database-url URL]",
+                    summary: "erase one person: their identity, sessions, refresh tokens and price reports (medians follow); "
+                        + "run as the owning role (docs/privacy.md)",
                     settings: ownerSettings),
         Description(name: "import-rates", usage: "pricesvc import-rates --source NAME FILE... [--migration-database-url URL]",
                     summary: "load a city's CDS Curbs feed (zones and policies) as published rates; NAME prefixes the location ids",
@@ -196,6 +202,9 @@ enum Commands {
         settings.refreshWindowSeconds = try configuration.int("refresh-window-seconds", min: 1)
         settings.refreshReuseSeconds = try configuration.int("refresh-reuse-seconds")
         settings.userMetadataMaxBytes = try configuration.int("user-metadata-max-bytes", min: 2)
+        settings.userMetadataKeys = Set(configuration.string("user-metadata-keys").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        let allowPrivilegedRole = try configuration.bool("allow-privileged-role")
         settings.maxResponseBytes = try configuration.int("max-response-bytes", min: 1024)
         settings.databaseRequestsPerIP = try configuration.int("db-requests-per-ip")
         settings.expensiveRequestsInFlight = try configuration.int("expensive-requests-in-flight")
@@ -270,6 +279,17 @@ enum Commands {
             }
             return 1
         }
+        // The database is the security boundary only for a role row security applies to.
+        let login = try OwnerTasks(conninfo: configuration.string("database-url")).roleBypassesRowSecurity()
+        if login.bypasses {
+            let problem = "\(configuration.name("database-url")) logs in as role \(login.role), a superuser or BYPASSRLS role: "
+                + "every row policy would be bypassed"
+            guard allowPrivilegedRole else {
+                throw ConfigurationError(description: problem + "; connect as authenticator, or set --allow-privileged-role true "
+                                         + "(PRICESVC_ALLOW_PRIVILEGED_ROLE=true) to run so anyway")
+            }
+            note("warning: " + problem + " (\(configuration.name("allow-privileged-role")) is true)")
+        }
 
         // The secret must be one of the database's signing keys, or PostgreSQL refuses every token this
         // instance signs: refuse to start rather than serve 401s.
@@ -292,18 +312,24 @@ enum Commands {
             SignUpChallenges(secret: signingKey, maxNumber: $0.maxNumber, lifetimeSeconds: $0.lifetimeSeconds)
         }
 
+        var replicaStats: (@Sendable () -> PoolStats)?
+        if let readPool { replicaStats = { readPool.stats } }
         let serverMetrics = ServiceMetrics.serverMetrics()
+        let serviceMetrics = ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
+                                            databaseWorkers: server.databaseWorkers, replicaPool: replicaStats)
         let service = PriceService(
             settings: settings,
             keys: keys,
             clientKey: ClientKey(secret: signingKey),
             refreshChain: RefreshTokenChain(secret: signingKey),
             readiness: Readiness(shipped: shipped, version: schemaVersion),
-            metrics: ServiceMetrics(server: serverMetrics, pool: { pool.stats }, build: BuildInfo.labels,
-                                   databaseWorkers: server.databaseWorkers),
+            metrics: serviceMetrics,
             signUpChallenges: signUpChallenges,
             signUpAttestation: signUpAttestation)
         let application = PriceApplication(service: service, database: pool, readReplica: readPool)
+        if !configuration.string("admin-listen").isEmpty {
+            watchMaintenanceRuns(conninfo: configuration.string("database-url"), metrics: serviceMetrics)
+        }
         let http = HTTPServer(configuration: server, application: application, metrics: serverMetrics)
         let admin = try adminServer(configuration, like: server, application: application, metrics: serverMetrics)
         let shutdownRequested = ShutdownSignal()
@@ -333,6 +359,21 @@ enum Commands {
         pool.close()
         readPool?.close()
         return 0
+    }
+
+    /// Reads when `prune` and `import-rates` last succeeded (they run as separate processes and record it
+    /// in the database) every half minute, on a connection of its own, for the admin /metrics: a scrape
+    /// never waits for the database or takes a pool connection from a request.
+    static func watchMaintenanceRuns(conninfo: String, metrics: ServiceMetrics) {
+        let reader = OwnerTasks(conninfo: conninfo, connectTimeout: .seconds(5))
+        let thread = Thread {
+            while true {
+                metrics.recordMaintenanceRuns(try? reader.maintenanceRuns())
+                Thread.sleep(forTimeInterval: 30)
+            }
+        }
+        thread.name = "pricesvc.maintenance-runs"
+        thread.start()
     }
 
     /// The admin listener, when `admin-listen` is set: the same application's operations endpoints on

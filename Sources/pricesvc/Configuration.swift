@@ -100,6 +100,10 @@ enum Settings {
         Setting(key: "app-attest-development", defaultValue: "false",
                 help: "Also accept keys of the appattestdevelop environment (apps built for development)"),
         Setting(key: "user-metadata-max-bytes", defaultValue: String(service.userMetadataMaxBytes), help: "Largest user_metadata at sign-up"),
+        Setting(key: "user-metadata-keys", defaultValue: "",
+                help: "Comma-separated user_metadata keys a sign-up may store; others are dropped (empty: nothing is stored)"),
+        Setting(key: "allow-privileged-role", defaultValue: "false",
+                help: "Let serve log in as a superuser or BYPASSRLS role, which ignores every row policy (tests and emergencies only)"),
         Setting(key: "max-response-bytes", defaultValue: String(service.maxResponseBytes),
                 help: "Largest response body a function's result may make (larger → 400 PGRST190, refused before it is built)"),
         Setting(key: "cors-allowed-origins", defaultValue: "*",
@@ -107,6 +111,43 @@ enum Settings {
         Setting(key: "shutdown-grace", defaultValue: "10", help: "Seconds in-flight requests get on SIGTERM/SIGINT"),
         Setting(key: "access-log", defaultValue: "true", help: "One JSON line per request on stdout"),
     ]
+}
+
+extension Settings {
+    /// `PRICESVC_*` names that are not settings of the binary but of its tests and scripts
+    /// (tests/e2e/conftest.py, scripts/test.sh): left alone by the unknown-variable check.
+    static let foreignEnvironmentNames: Set<String> = ["PRICESVC_BIN", "PRICESVC_OWNER_URL"]
+    static let foreignEnvironmentPrefixes = ["PRICESVC_TEST_", "PRICESVC_E2E_"]
+
+    /// The first `PRICESVC_*` variable in `environment` that names no setting, with the known setting
+    /// closest to it (fewest single-character edits): a misspelled `PRICESVC_POOLSIZE` would otherwise
+    /// be silently ignored. Known names come from ``all``, so a setting added there is known at once.
+    static func unknownVariable(in environment: [String: String]) -> (name: String, closest: String)? {
+        let known = Set(all.map(\.environmentName))
+        let unknown = environment.keys.filter { name in
+            name.hasPrefix("PRICESVC_") && !known.contains(name) && !foreignEnvironmentNames.contains(name)
+                && !foreignEnvironmentPrefixes.contains(where: { name.hasPrefix($0) })
+        }.sorted()
+        guard let name = unknown.first else { return nil }
+        let closest = all.map(\.environmentName).min { editDistance(name, $0) < editDistance(name, $1) } ?? ""
+        return (name, closest)
+    }
+
+    /// Levenshtein distance over UTF-8 bytes (variable names are ASCII).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        guard !a.isEmpty, !b.isEmpty else { return a.count + b.count }
+        var previous = Array(0...b.count)
+        var current = previous
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
 }
 
 struct ConfigurationError: Error, CustomStringConvertible {
@@ -126,6 +167,9 @@ struct Configuration {
 
     init(arguments: [String], environment: [String: String], takesOperands: Bool = false) throws(ConfigurationError) {
         let known = Dictionary(uniqueKeysWithValues: Settings.all.map { ($0.key, $0) })
+        if let unknown = Settings.unknownVariable(in: environment) {
+            throw ConfigurationError(description: "unknown variable \(unknown.name): no such setting; did you mean \(unknown.closest)? (see pricesvc --help)")
+        }
         for setting in Settings.all {
             if let value = environment[setting.environmentName] {
                 values[setting.key] = value

@@ -34,6 +34,7 @@ extension Commands {
         print("import-rates: source \(source): \(load.status): \(load.zones) zones, \(load.policies) policies, "
               + "\(load.rules) rules, \(load.timeSpans) time spans, \(load.rates) rates "
               + "(checksum \(load.checksum.prefix(12)), \(String(format: "%.2f", seconds)) s)")
+        try owner.recordMaintenanceRun("import-rates")
         return 0
     }
 }

@@ -1,9 +1,10 @@
 import AnonAuth
 import Foundation
 import PriceDB
+import PriceJSON
 import PriceSQL
 
-/// Commands that run as the database's owning role: migrate and prune.
+/// Commands that run as the database's owning role: migrate, prune and forget-user.
 extension Commands {
     static func ownerConninfo(_ configuration: Configuration) -> String {
         let dedicated = configuration.string("migration-database-url")
@@ -76,10 +77,11 @@ extension Commands {
     /// The longest `--older-than`: 100 years, far past any session, and well inside PostgreSQL's interval.
     static let longestPruneAgeSeconds = 36_500 * 86_400
 
-    /// Deletes expired sessions and refresh tokens, and anonymous users left with no session.
-    /// Price reports are never touched: they keep their reporter id for the cap and the threshold.
-    /// Then folds the median groups inserts stopped folding, so reads of them stay cheap; `--older-than`
-    /// is for the sessions only (the fold age is ``OwnerTasks/medianFoldAgeSeconds``).
+    /// Deletes expired sessions and refresh tokens, and anonymous users left with no session; then the
+    /// price reports past retention (the report window plus a grace, settings.sql: fixed, not an
+    /// argument), the median store following; then folds the median groups inserts stopped folding, so
+    /// reads of them stay cheap. `--older-than` is for the sessions only (the fold age is
+    /// ``OwnerTasks/medianFoldAgeSeconds``). A run that succeeds is recorded for /metrics.
     ///
     /// - Important: The shortest `--older-than` is the database's to say (`auth.prune`: the reporter
     ///   maturity plus the median fold margin, so no identity young enough to matter to a median is
@@ -100,9 +102,32 @@ extension Commands {
             guard error.sqlState == "22023" else { throw error }
             throw ConfigurationError(description: "--older-than \(text) refused: \(error.message)")
         }
-        print("pruned: \(counts.sessions) sessions, \(counts.refreshTokens) refresh tokens, \(counts.users) users (price reports kept)")
+        print("pruned: \(counts.sessions) sessions, \(counts.refreshTokens) refresh tokens, \(counts.users) users")
+        let reports = try owner.pruneReports()
+        print("price reports past retention deleted: \(reports.reports) (in \(reports.groups) median groups)")
         let folded = try owner.foldStaleMedianGroups()
         print("median groups folded: \(folded) (waiting more than \(OwnerTasks.medianFoldAgeSeconds / 60) minutes)")
+        try owner.recordMaintenanceRun("prune")
+        return 0
+    }
+
+    /// `pricesvc forget-user ID`: erases one person: identity, sessions, refresh tokens and every report
+    /// (medians follow). The one line it prints names the id and the counts, never a report or location,
+    /// so the log of an erasure holds nothing of what was erased.
+    static func forgetUser(_ configuration: Configuration) throws -> Int32 {
+        guard configuration.positional.count == 1, let id = configuration.positional.first else {
+            throw ConfigurationError(description: "forget-user needs exactly one user id (usage: pricesvc forget-user ID)")
+        }
+        guard UUIDText.isValid(id) else {
+            throw ConfigurationError(description: "forget-user: '\(id.prefix(64))' is not a user id (a UUID such as 0b7c…-…)")
+        }
+        let erased = try OwnerTasks(conninfo: ownerConninfo(configuration)).forgetUser(id: id.lowercased())
+        if erased.users + erased.sessions + erased.refreshTokens + erased.reports == 0 {
+            print("forget-user \(id.lowercased()): nothing stored under this id")
+            return 0
+        }
+        print("forget-user \(id.lowercased()): erased \(erased.users) identity, \(erased.sessions) sessions, "
+              + "\(erased.refreshTokens) refresh tokens, \(erased.reports) price reports (medians updated at \(erased.locations) locations)")
         return 0
     }
 }

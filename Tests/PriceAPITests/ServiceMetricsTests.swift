@@ -1,3 +1,4 @@
+import Foundation
 import PriceDB
 import Testing
 @testable import PriceAPI
@@ -15,7 +16,7 @@ struct ServiceMetricsTests {
         metrics.recordRateLimited()
         let text = metrics.render()
         #expect(text.contains("pricesvc_database_errors_total{kind=\"other\"} 1\n"))
-        #expect(!text.contains("pricesvc_database_client_errors_total{"))
+        #expect(text.contains("pricesvc_database_client_errors_total{class=\"23\"} 0\n"))
         #expect(text.contains("pricesvc_database_errors_total{kind=\"unavailable\"} 1\n"))
         #expect(text.contains("pricesvc_rate_limited_total 1\n"))
         #expect(text.contains("pricesvc_db_pool_waiting 1\n"))
@@ -54,12 +55,13 @@ struct ServiceMetricsTests {
 
     @Test("errors the client caused (answered 4xx) are counted apart from the database's failures",
           arguments: [("23514", "23"), ("42501", "42"), ("PT429", "PT"), ("23505", "23"), ("22P02", "22"), ("P0001", "P0")])
-    func clientErrorsAreNotDatabaseFailures(sqlState: String, sqlStateClass: String) {
+    func clientErrorsAreNotDatabaseFailures(sqlState: String, sqlStateClass: String) throws {
         let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) })
         metrics.recordDatabaseError(DatabaseError(code: .server, sqlState: sqlState, message: "x", severity: "ERROR"))
         let text = metrics.render()
         #expect(text.contains("pricesvc_database_client_errors_total{class=\"\(sqlStateClass)\"} 1\n"))
-        #expect(!text.contains("pricesvc_database_errors_total{"))
+        let databaseFailure = try Regex(#"pricesvc_database_errors_total\{kind="[^"]+"\} [1-9]"#)
+        #expect(!text.contains(databaseFailure))
     }
 
     @Test("unavailability and server faults are the database's",
@@ -68,12 +70,13 @@ struct ServiceMetricsTests {
                       (DatabaseError(code: .server, sqlState: "57014", message: "statement timeout", severity: "ERROR"), "57"),
                       (DatabaseError(code: .server, sqlState: "XX000", message: "x", severity: "ERROR"), "XX"),
                       (DatabaseError(code: .protocolViolation, message: "x"), "other")])
-    func databaseFailures(error: DatabaseError, kind: String) {
+    func databaseFailures(error: DatabaseError, kind: String) throws {
         let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) })
         metrics.recordDatabaseError(error)
         let text = metrics.render()
         #expect(text.contains("pricesvc_database_errors_total{kind=\"\(kind)\"} 1\n"))
-        #expect(!text.contains("pricesvc_database_client_errors_total{"))
+        let clientError = try Regex(#"pricesvc_database_client_errors_total\{class="[^"]+"\} [1-9]"#)
+        #expect(!text.contains(clientError))
     }
 
     @Test("build info is one series with fixed labels")
@@ -81,5 +84,48 @@ struct ServiceMetricsTests {
         let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) },
                                      build: [("version", "1.2.3"), ("swift", "6.3")])
         #expect(metrics.render().contains("pricesvc_build_info{version=\"1.2.3\",swift=\"6.3\"} 1\n"))
+    }
+
+    @Test("every error counter exists from the start, at zero, so rate() works before the first error")
+    func countersStartAtZero() {
+        let text = ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: { PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0) })
+            .render()
+        for kind in ServiceMetrics.databaseErrorKinds {
+            #expect(text.contains("pricesvc_database_errors_total{kind=\"\(kind)\"} 0\n"), "\(kind)")
+        }
+        for sqlStateClass in ServiceMetrics.sqlStateClasses {
+            #expect(text.contains("pricesvc_database_client_errors_total{class=\"\(sqlStateClass)\"} 0\n"), "\(sqlStateClass)")
+        }
+        #expect(text.contains("pricesvc_db_pool_reconnects_total 0\n"))
+        #expect(!text.contains("pricesvc_db_replica_pool"), "no replica, no replica series")
+        #expect(!text.contains("pricesvc_maintenance_last_success_timestamp_seconds"), "not read yet: left out, not 'never'")
+    }
+
+    @Test("the replica pool and the maintenance runs have their series once known")
+    func replicaPoolAndMaintenance() {
+        let metrics = ServiceMetrics(server: ServiceMetrics.serverMetrics(),
+                                     pool: { PoolStats(size: 8, inUse: 1, idle: 7, waiting: 0, reconnects: 2) },
+                                     replicaPool: { PoolStats(size: 4, inUse: 3, idle: 1, waiting: 5, reconnects: 6) })
+        metrics.recordMaintenanceRuns(["prune": 1_764_604_800])
+        let text = metrics.render()
+        #expect(text.contains("pricesvc_db_pool_reconnects_total 2\n"))
+        #expect(text.contains("pricesvc_db_replica_pool_connections{state=\"in_use\"} 3\n"))
+        #expect(text.contains("pricesvc_db_replica_pool_size 4\n"))
+        #expect(text.contains("pricesvc_db_replica_pool_waiting 5\n"))
+        #expect(text.contains("pricesvc_db_replica_pool_reconnects_total 6\n"))
+        #expect(text.contains("pricesvc_maintenance_last_success_timestamp_seconds{task=\"prune\"} 1764604800\n"))
+        #expect(text.contains("pricesvc_maintenance_last_success_timestamp_seconds{task=\"import-rates\"} 0\n"))
+        metrics.recordMaintenanceRuns(nil)
+        #expect(!metrics.render().contains("pricesvc_maintenance_last_success_timestamp_seconds"))
+    }
+
+    @Test("an error log line holds the route, status and SQLSTATE, one line, bounded, and nothing else")
+    func errorLogLine() throws {
+        let line = ErrorLog.line(time: Date(timeIntervalSince1970: 0), route: "/rest/v1/price_reports", requestID: "abc",
+                                 status: 503, code: "57014", kind: "57",
+                                 message: "canceling statement\ndue to statement timeout" + String(repeating: "x", count: 1000))
+        #expect(line.hasSuffix("}\n") && line.dropLast().contains("\n") == false)
+        #expect(line.hasPrefix(#"{"time":"1970-01-01T00:00:00.000Z","level":"error","request_id":"abc","route":"/rest/v1/price_reports","status":503,"sqlstate":"57014","kind":"57","message":"canceling statement due to statement timeout"#))
+        #expect(line.count < 600)
     }
 }

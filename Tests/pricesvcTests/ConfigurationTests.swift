@@ -15,6 +15,35 @@ struct ConfigurationTests {
         #expect(fromFlag.source("pool-size") == .flag)
     }
 
+    @Test("an unknown PRICESVC_ variable is an error naming the closest setting",
+          arguments: [("PRICESVC_POOLSIZE", "PRICESVC_POOL_SIZE"), ("PRICESVC_DATABSE_URL", "PRICESVC_DATABASE_URL"),
+                      ("PRICESVC_JWT_SECRETFILE", "PRICESVC_JWT_SECRET_FILE"), ("PRICESVC_ACESS_LOG", "PRICESVC_ACCESS_LOG")])
+    func unknownVariable(name: String, closest: String) {
+        #expect(message { _ = try Configuration(arguments: [], environment: [name: "1", "PRICESVC_POOL_SIZE": "4"]) }
+            == "unknown variable \(name): no such setting; did you mean \(closest)? (see pricesvc --help)")
+    }
+
+    @Test("the test suites' own variables and other programs' are not settings and are left alone")
+    func foreignVariables() throws {
+        let configuration = try Configuration(arguments: [], environment: [
+            "PRICESVC_BIN": "/x", "PRICESVC_OWNER_URL": "postgresql:///x", "PRICESVC_TEST_JWT_SECRET": "s",
+            "PRICESVC_E2E_MIGRATIONS_DIR": "/m", "PRICESVC": "x", "PGHOST": "/tmp"])
+        #expect(configuration.string("pool-size") == "8")
+        #expect(Settings.unknownVariable(in: ["PRICESVC_POOL_SIZE": "4"]) == nil)
+    }
+
+    @Test("every setting's own variable is known: the list is the settings table")
+    func everySettingIsKnown() {
+        let environment = Dictionary(uniqueKeysWithValues: Settings.all.map { ($0.environmentName, $0.defaultValue) })
+        #expect(Settings.unknownVariable(in: environment) == nil)
+    }
+
+    @Test("edit distance", arguments: [("", "", 0), ("a", "", 1), ("kitten", "sitting", 3), ("POOLSIZE", "POOL_SIZE", 1)])
+    func editDistance(a: String, b: String, distance: Int) {
+        #expect(Settings.editDistance(a, b) == distance)
+        #expect(Settings.editDistance(b, a) == distance)
+    }
+
     @Test("an invalid value from the environment is reported under the variable's name")
     func errorsNameTheVariable() {
         let configuration = try! Configuration(arguments: [], environment: [

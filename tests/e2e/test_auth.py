@@ -36,7 +36,9 @@ def assert_session(session: dict, secret: str, ttl: int = 3600):
 
 # ---------------------------------------------------------------- sign-up
 
-def test_anonymous_sign_up_answers_200_with_supabase_auths_session_shape(api, env):
+def test_anonymous_sign_up_answers_200_with_supabase_auths_session_shape(start_server, anon_key, env):
+    # user_metadata keeps only the keys PRICESVC_USER_METADATA_KEYS lists (test_retention.py).
+    api = start_server(USER_METADATA_KEYS="app,n").api(anon_key)
     response = api.sign_up(data={"app": "e2e", "n": 1})
     assert response.status_code == 200, response.text
     session = response.json()

@@ -34,7 +34,8 @@ select policy_cmd_is('public', 'price_reports', 'reporters_insert_own_reports', 
 select policy_roles_are('public', 'price_reports', 'reporters_insert_own_reports', array['authenticated'], 'the policy applies to authenticated');
 select trigger_is('public', 'price_reports', 'price_reports_admit', 'private', 'admit_price_report');
 select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price_reports_client_report_id_key',
-                   'price_reports_reporter_recent_idx', 'price_reports_location_time_idx']);
+                   'price_reports_reporter_recent_idx', 'price_reports_location_time_idx',
+                   'price_reports_created_at_idx']);
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
                           'spent_signup_challenges', 'publishable_keys', 'attested_keys']);
@@ -84,7 +85,7 @@ select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typ
 -- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
            where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')),
-          array['auth.add_signing_key(bytea,boolean)', 'auth.create_publishable_key(text,bytea,text)',
+          array['auth.add_signing_key(bytea,boolean)', 'auth.create_publishable_key(text,bytea,text)', 'auth.forget_user(uuid)',
                 'auth.get_user(uuid,uuid)', 'auth.install_first_signing_key(bytea)', 'auth.jwt()',
                 'auth.promote_signing_key()', 'auth.prune(interval)', 'auth.publishable_key_hashes()',
                 'auth.publishable_key_list()',
@@ -97,8 +98,9 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
                 'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',
+                'pricesvc_meta.maintenance_runs()',
                 'private.admit_price_report()', 'private.median_enqueue()', 'private.median_fold_stale(interval,integer)',
-                'private.median_rebuild_changed()', 'private.reports_follow_identity_age()',
+                'private.median_rebuild_changed()', 'private.prune_reports(integer)', 'private.reports_follow_identity_age()',
                 'published_cost(text[],timestamp with time zone,interval)'],
           'the SECURITY DEFINER functions are exactly these');
 select is((select count(*)::int from pg_proc p

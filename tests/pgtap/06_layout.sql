@@ -52,8 +52,9 @@ insert into expected_grants values
     ('price_quotes(text[],text,timestamp with time zone,interval)', 'authenticated'),
     ('price_quotes(text[],text,timestamp with time zone,interval)', 'price_analyst'),
     ('price_vs_published(timestamp with time zone)', 'price_analyst'),
-    -- /readyz.
-    ('pricesvc_meta.applied_migrations()', 'authenticator');
+    -- /readyz, and /metrics's maintenance series.
+    ('pricesvc_meta.applied_migrations()', 'authenticator'),
+    ('pricesvc_meta.maintenance_runs()', 'authenticator');
 
 select cmp_ok((select count(*) from project_functions), '>=', 60::bigint,
               'the project''s functions are found (auth, private, pricesvc_meta, cds, public)');

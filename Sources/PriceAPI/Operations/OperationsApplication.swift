@@ -27,7 +27,7 @@ public struct OperationsApplication: HTTPApplication {
         switch route {
         case .ready:
             let (plan, service) = (service.readinessPlan(), service)
-            return Reply(label: route.label, work: .onWorker(run: { application.execute(plan) },
+            return Reply(label: route.label, work: .onWorker(run: { application.execute(plan, route: route.label, requestID: request.requestID) },
                                                              expired: { service.overloaded(route) }))
         case .metrics:
             return Reply(label: route.label, work: .now(HTTPResponse(

@@ -1,9 +1,12 @@
 import PriceDB
 import PriceHTTP
+import Synchronization
 
 /// The application's Prometheus series, rendered after the server's on /metrics: requests refused by
 /// the per-IP limit, database errors (the database's failures apart from the client's mistakes), the
-/// pool's gauges and the build.
+/// pools' gauges, the maintenance commands' last successes and the build. Every counter of a fixed label
+/// list is rendered from the start, at zero: an alert on `rate(...)` or `increase(...)` needs the series
+/// to exist before its first error.
 public final class ServiceMetrics: Sendable {
     /// SQLSTATE classes with their own series; anything else is "other". The same fixed list for both
     /// error counters, so neither grows with what clients send.
@@ -13,6 +16,7 @@ public final class ServiceMetrics: Sendable {
 
     let server: ServerMetrics
     private let pool: @Sendable () -> PoolStats
+    private let replicaPool: (@Sendable () -> PoolStats)?
     private let buildLabels: String
     private let rateLimited = AtomicCounter()
     private let readsOnReplica = AtomicCounter()
@@ -22,16 +26,21 @@ public final class ServiceMetrics: Sendable {
     private let databaseErrors: [AtomicCounter]
     private let clientErrors: [AtomicCounter]
     private let databaseWorkers: Int
+    /// The maintenance commands' last successes as last read from the database; nil until read.
+    private let maintenance = Mutex<[String: Int]?>(nil)
 
     /// - Parameters:
     ///   - server: the HTTP server's counters, rendered first.
     ///   - pool: the pool's current gauges, read at each scrape.
     ///   - build: labels of `pricesvc_build_info` (version, commit, compiler), fixed for the process's life.
     ///   - databaseWorkers: the threads that run database plans (rendered when above 0).
+    ///   - replicaPool: the read replica pool's gauges, when one is configured.
     public init(server: ServerMetrics, pool: @escaping @Sendable () -> PoolStats,
-                build: [(name: String, value: String)] = [], databaseWorkers: Int = 0) {
+                build: [(name: String, value: String)] = [], databaseWorkers: Int = 0,
+                replicaPool: (@Sendable () -> PoolStats)? = nil) {
         self.server = server
         self.pool = pool
+        self.replicaPool = replicaPool
         self.databaseWorkers = databaseWorkers
         buildLabels = build.map { "\($0.name)=\"\(Self.escapeLabel($0.value))\"" }.joined(separator: ",")
         databaseErrors = Self.databaseErrorKinds.map { _ in AtomicCounter() }
@@ -82,14 +91,25 @@ public final class ServiceMetrics: Sendable {
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 
+    /// The maintenance commands /metrics reports the last success of (private.maintenance_runs, 0018).
+    static let maintenanceTasks = ["prune", "import-rates"]
+
+    /// Each maintenance task's last success in Unix seconds, as the database recorded it
+    /// (pricesvc_meta.maintenance_runs(), read by `serve` on a connection of its own every half minute);
+    /// nil when it could not be read, which leaves the family out rather than showing "never".
+    public func recordMaintenanceRuns(_ runs: [String: Int]?) {
+        maintenance.withLock { $0 = runs }
+    }
+
     /// The whole /metrics text.
     func render() -> String {
+        let maintenance = self.maintenance.withLock { $0 }
         var out = server.render()
         PrometheusText.family(&out, "pricesvc_rate_limited_total", .counter, "Requests refused by the per-IP request limit.",
                     [("", rateLimited.current)])
         PrometheusText.family(&out, "pricesvc_database_errors_total", .counter,
                     "Failures of the database (unavailable, or a server fault by SQLSTATE class).",
-                    Self.nonZero(Self.databaseErrorKinds, databaseErrors, label: "kind"))
+                    Self.all(Self.databaseErrorKinds, databaseErrors, label: "kind"))
         PrometheusText.family(&out, "pricesvc_db_reads_total", .counter,
                     "Read-only calls (function calls, readiness) by the pool that answered.",
                     [("pool=\"replica\"", readsOnReplica.current), ("pool=\"primary\"", readsOnPrimary.current)])
@@ -98,7 +118,7 @@ public final class ServiceMetrics: Sendable {
                     [("", replicaFallbacks.current)])
         PrometheusText.family(&out, "pricesvc_database_client_errors_total", .counter,
                     "Requests the database refused as the client's mistake (answered 4xx), by SQLSTATE class.",
-                    Self.nonZero(Self.sqlStateClasses, clientErrors, label: "class"))
+                    Self.all(Self.sqlStateClasses, clientErrors, label: "class"))
         PrometheusText.family(&out, "pricesvc_readiness_checks_total", .counter,
                     "Readiness checks sent to the database (public /readyz: at most one a second).",
                     [("", readinessChecks.current)])
@@ -112,15 +132,32 @@ public final class ServiceMetrics: Sendable {
         }
         PrometheusText.family(&out, "pricesvc_db_pool_waiting", .gauge, "Requests waiting for a pool connection.",
                     [("", pool.waiting)])
+        PrometheusText.family(&out, "pricesvc_db_pool_reconnects_total", .counter,
+                    "Connections opened to replace ones that lost their server or broke mid-batch.", [("", pool.reconnects)])
+        PrometheusText.family(&out, "pricesvc_db_pool_connects_total", .counter, "Connections the pool opened.",
+                    [("", pool.connectsTotal)])
+        if let replica = replicaPool?() {
+            PrometheusText.family(&out, "pricesvc_db_replica_pool_connections", .gauge,
+                        "Read replica pool connections by state.",
+                        [("state=\"in_use\"", replica.inUse), ("state=\"idle\"", replica.idle)])
+            PrometheusText.family(&out, "pricesvc_db_replica_pool_size", .gauge, "Connections the read replica pool may open.",
+                        [("", replica.size)])
+            PrometheusText.family(&out, "pricesvc_db_replica_pool_waiting", .gauge, "Reads waiting for a replica pool connection.",
+                        [("", replica.waiting)])
+            PrometheusText.family(&out, "pricesvc_db_replica_pool_reconnects_total", .counter,
+                        "Replica connections opened to replace broken ones.", [("", replica.reconnects)])
+        }
+        if let maintenance {
+            PrometheusText.family(&out, "pricesvc_maintenance_last_success_timestamp_seconds", .gauge,
+                        "When a maintenance command (pricesvc prune, import-rates) last succeeded, Unix seconds; 0: never.",
+                        Self.maintenanceTasks.map { ("task=\"\($0)\"", maintenance[$0] ?? 0) })
+        }
         PrometheusText.family(&out, "pricesvc_build_info", .gauge, "The running build; always 1.", [(buildLabels, 1)])
         return out
     }
 
-    /// The counters of a fixed label list that have counted anything, as `label="value"` samples.
-    private static func nonZero(_ values: [String], _ counters: [AtomicCounter], label: String) -> [(labels: String, value: Int)] {
-        zip(values, counters).compactMap { value, counter in
-            let count = counter.current
-            return count > 0 ? ("\(label)=\"\(value)\"", count) : nil
-        }
+    /// Every counter of a fixed label list, zeros included, as `label="value"` samples.
+    private static func all(_ values: [String], _ counters: [AtomicCounter], label: String) -> [(labels: String, value: Int)] {
+        zip(values, counters).map { value, counter in ("\(label)=\"\(value)\"", counter.current) }
     }
 }

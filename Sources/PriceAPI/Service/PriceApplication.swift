@@ -32,22 +32,26 @@ public struct PriceApplication: HTTPApplication {
         let cors = corsHeaders(request, decision.route)
         switch decision.outcome {
         case .answer(let response):
-            return Reply(label: decision.route.label, work: .now(response.adding(cors)))
+            return Reply(label: decision.route.label, work: .now(
+                ErrorLog.serverError(response, route: decision.route.label, requestID: request.requestID).adding(cors)))
         case .database(let plan):
             let (service, route) = (self.service, decision.route)
             let ticket: DatabaseShares.Ticket
             switch service.admit(request, route, plan) {
             case .success(let admitted): ticket = admitted
-            case .failure(let refusal): return Reply(label: route.label, work: .now(refusal.response.adding(cors)))
+            case .failure(let refusal):
+                return Reply(label: route.label, work: .now(
+                    ErrorLog.serverError(refusal.response, route: route.label, requestID: request.requestID).adding(cors)))
             }
             return Reply(label: route.label, work: .onWorker(
                 run: {
                     defer { ticket.release() }
-                    return execute(plan).adding(cors)
+                    return execute(plan, route: route.label, requestID: request.requestID).adding(cors)
                 },
                 expired: {
                     ticket.release()
-                    return service.overloaded(route).adding(cors)
+                    return ErrorLog.serverError(service.overloaded(route), route: route.label, requestID: request.requestID)
+                        .adding(cors)
                 }))
         }
     }
@@ -71,14 +75,25 @@ public struct PriceApplication: HTTPApplication {
         return service.cors.responseHeaders(origin: request.header("origin"))
     }
 
-    /// The round trip, on a worker thread. Every database error is counted here, once.
-    func execute(_ plan: DatabasePlan) -> HTTPResponse {
+    /// The round trip, on a worker thread. Every database error is counted here, once, and logged with
+    /// its SQLSTATE when it is answered 5xx; any other 5xx the plan answers is logged too.
+    func execute(_ plan: DatabasePlan, route: String = "-", requestID: String = "-") -> HTTPResponse {
         do throws(DatabaseError) {
             let results = try database.run(plan.queries, readOnly: plan.readOnly)
-            return plan.answer(.success(results))
+            return ErrorLog.serverError(plan.answer(.success(results)), route: route, requestID: requestID)
         } catch {
             service.metrics.recordDatabaseError(error)
-            return plan.answer(.failure(error))
+            let response = plan.answer(.failure(error))
+            // The client's mistakes (4xx) are counted, not logged: a client could flood the log with them.
+            if response.status >= 500 {
+                let kind: String
+                switch APIError.metricsKind(error) {
+                case .database(let label), .client(let label): kind = label
+                }
+                ErrorLog.databaseError(error, kind: kind, status: response.status, route: route, requestID: requestID)
+            }
+            return response
         }
     }
+
 }

@@ -11,6 +11,9 @@ public struct ServiceSettings: Sendable {
     public var refreshWindowSeconds = 300
     public var refreshReuseSeconds = 10
     public var userMetadataMaxBytes = 1024
+    /// The user_metadata keys a sign-up may store (`PRICESVC_USER_METADATA_KEYS`); others are dropped.
+    /// Empty by default: an app that sends an email address in `data` does not get it stored.
+    public var userMetadataKeys: Set<String> = []
     /// The largest response body a function's result may make (`PRICESVC_MAX_RESPONSE_BYTES`); larger
     /// is 400 PGRST190, refused before the body is built. The widest legitimate answer, every rate kind
     /// of 50 locations from `price_medians` with every column and 200-character ids of 4-byte characters,

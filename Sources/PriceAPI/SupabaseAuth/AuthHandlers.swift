@@ -12,6 +12,8 @@ struct AuthHandler: Sendable {
     /// The settings the auth surface reads, and nothing else of `ServiceSettings`.
     struct Settings: Sendable {
         var userMetadataMaxBytes: Int
+        /// The user_metadata keys a sign-up may store; the rest are dropped (empty: none).
+        var userMetadataKeys: Set<String>
         var unavailableRetryAfter: Int
         /// Per client address, passed to `auth.sign_up_anonymous`.
         var signUpLimits: (perHour: Int, burst: Int)
@@ -20,6 +22,7 @@ struct AuthHandler: Sendable {
 
         init(_ settings: ServiceSettings) {
             (userMetadataMaxBytes, unavailableRetryAfter) = (settings.userMetadataMaxBytes, settings.unavailableRetryAfter)
+            userMetadataKeys = settings.userMetadataKeys
             signUpLimits = (settings.signUpsPerHourPerIP, settings.signUpBurstPerIP)
             refreshLimits = (settings.refreshesPerWindowPerIP, settings.refreshWindowSeconds, settings.refreshReuseSeconds)
         }
@@ -40,7 +43,7 @@ struct AuthHandler: Sendable {
 
     func signUp(_ request: HTTPRequest) -> Decision.Outcome {
         let form: SignUpForm
-        switch Self.signUpForm(request.body, maxBytes: settings.userMetadataMaxBytes) {
+        switch Self.signUpForm(request.body, maxBytes: settings.userMetadataMaxBytes, keys: settings.userMetadataKeys) {
         case .success(let parsed): form = parsed
         case .failure(let error): return .answer(error.response)
         }
@@ -234,17 +237,18 @@ struct AuthHandler: Sendable {
         var captchaToken: String?
     }
 
-    /// The `data` object of a sign-up body becomes user_metadata; email or phone sign-ups are refused.
-    static func signUpForm(_ body: [UInt8], maxBytes: Int) -> Result<SignUpForm, APIError> {
+    /// The `data` object of a sign-up body becomes user_metadata, its members named in `keys` only (the
+    /// rest are dropped, not refused: an app's SDK sends what it sends); email or phone sign-ups are refused.
+    static func signUpForm(_ body: [UInt8], maxBytes: Int, keys: Set<String>) -> Result<SignUpForm, APIError> {
         if body.isEmpty { return .success(SignUpForm(metadata: "{}")) }
         guard case .success(let document) = JSONBody.parse(body), document.objectValue != nil else {
             return .failure(.auth(400, "bad_json", "Body must be a JSON object"))
         }
         let captchaToken = document["gotrue_meta_security"]?["captcha_token"]?.stringValue
-        return signUpMetadata(document, maxBytes: maxBytes).map { SignUpForm(metadata: $0, captchaToken: captchaToken) }
+        return signUpMetadata(document, maxBytes: maxBytes, keys: keys).map { SignUpForm(metadata: $0, captchaToken: captchaToken) }
     }
 
-    private static func signUpMetadata(_ document: JSONValue, maxBytes: Int) -> Result<String, APIError> {
+    private static func signUpMetadata(_ document: JSONValue, maxBytes: Int, keys: Set<String>) -> Result<String, APIError> {
         for field in ["email", "phone"] {
             if let value = document[field], !value.isNull, value.stringValue != "" {
                 return .failure(.auth(422, "\(field)_provider_disabled",
@@ -252,7 +256,7 @@ struct AuthHandler: Sendable {
             }
         }
         guard let data = document["data"], !data.isNull else { return .success("{}") }
-        guard data.objectValue != nil else {
+        guard let object = data.objectValue else {
             return .failure(.auth(400, "validation_failed", "data must be a JSON object"))
         }
         let text = data.serialized()
@@ -262,6 +266,8 @@ struct AuthHandler: Sendable {
         guard !text.contains("\\u0000") else {
             return .failure(.auth(400, "validation_failed", "data must not contain NUL characters"))
         }
-        return .success(text)
+        let kept = object.members.filter { keys.contains($0.key) }
+        if kept.count == object.members.count { return .success(text) }
+        return .success(JSONValue.object(JSONObject(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })).serialized())
     }
 }

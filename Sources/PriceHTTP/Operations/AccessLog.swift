@@ -3,7 +3,7 @@ import PriceJSON
 
 /// One JSON line per request on standard output. Deliberately no headers, no query string and no
 /// body: tokens travel in headers and bodies, and a log must never hold them.
-struct AccessLog: Sendable {
+public struct AccessLog: Sendable {
     let enabled: Bool
 
     init(enabled: Bool) { self.enabled = enabled }
@@ -40,7 +40,7 @@ struct AccessLog: Sendable {
         }
     }
 
-    static func timestamp(_ date: Date) -> String {
+    public static func timestamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970)
         let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
         var parts = tm()
