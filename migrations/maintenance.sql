@@ -68,6 +68,8 @@ begin
             delete from private.median_totals t where t.location_id = doomed.location_id and t.rate_kind = doomed.rate_kind;
             delete from private.median_groups g where g.location_id = doomed.location_id and g.rate_kind = doomed.rate_kind;
         end if;
+        -- The group's summary (0020) is the answer after all of this, not the fold's.
+        perform private.median_summarize_group(doomed.location_id, doomed.rate_kind);
         reports := reports + pg_catalog.cardinality(deleted);
         groups := groups + 1;
     end loop;
@@ -161,6 +163,8 @@ begin
             delete from private.median_totals t where t.location_id = doomed.location_id and t.rate_kind = doomed.rate_kind;
             delete from private.median_groups g where g.location_id = doomed.location_id and g.rate_kind = doomed.rate_kind;
         end if;
+        -- The group's summary (0020) is the answer without this person, not the fold's.
+        perform private.median_summarize_group(doomed.location_id, doomed.rate_kind);
         reports := reports + gone_reports;
         -- Groups come by location (ordered), so a new location is one unlike the last.
         if last_location is distinct from doomed.location_id then

@@ -109,7 +109,7 @@ begin
     -- matures_at 'infinity', issue 20) leave the queue once they left the window, never counted and so
     -- never subtracted: the queue keeps at most a window of them.
     delete from private.median_queue q
-    where q.location_id = median_fold.location_id and q.rate_kind = median_fold.rate_kind
+    where q.location_id = median_fold_reports.location_id and q.rate_kind = median_fold_reports.rate_kind
       and q.matures_at = 'infinity' and q.created_at <= cutoff;
 
     -- Queued reports of reporters mature by the margin are taken in: matures_at is the report's
@@ -174,10 +174,12 @@ end
 $$;
 revoke all on function private.median_fold_reports(text, text) from public;
 
--- What a summary was made under: the threshold and the window. A reader uses a summary only under the same.
+-- What a summary was made under: the threshold, the window and what counts (threshold_counts(): mature
+-- or attested identities). A reader uses a summary only under the same.
 create or replace function private.median_summary_rule() returns text
     language sql stable set search_path = ''
-    return private.median_min_reporters()::pg_catalog.text || ' reporters over ' || private.report_window()::pg_catalog.text;
+    return private.median_min_reporters()::pg_catalog.text || ' ' || private.threshold_counts() || ' reporters over '
+           || private.report_window()::pg_catalog.text;
 revoke all on function private.median_summary_rule() from public;
 
 -- Writes one group's summary, if median_groups knows the group: what report_medians_exact (medians.sql)

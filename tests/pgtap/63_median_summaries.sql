@@ -78,7 +78,7 @@ select is(tap.median('sum:a'), 250, 'a summary made by a clock ahead of the read
 update private.median_groups set summarized_at = now() - interval '1 minute' where location_id = 'sum:a';
 
 -- 5. The rules it was made under: another threshold or window retires it.
-update private.median_groups set summary_rule = '2 reporters over 180 days' where location_id = 'sum:a';
+update private.median_groups set summary_rule = '2 mature reporters over 180 days' where location_id = 'sum:a';
 select is(tap.median('sum:a'), 250, 'made under another rule: computed');
 update private.median_groups set summary_rule = private.median_summary_rule() where location_id = 'sum:a';
 select is(tap.median('sum:a'), 99999, 'under today''s rule: the summary');

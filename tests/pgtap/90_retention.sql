@@ -3,7 +3,7 @@
 -- one person; neither is reachable by a client role, and no client can switch off the store's rebuild.
 begin;
 \ir _helpers.psql
-select plan(21);
+select plan(23);
 
 -- Whatever else the database holds past retention goes first (rolled back with the file).
 do $$ begin while (select groups from private.prune_reports(1000)) > 0 loop end loop; end $$;
@@ -66,6 +66,11 @@ create temp table erased_bands as select * from private.median_price_bands where
 create temp table erased_totals as select location_id, rate_kind, currency, reports, date_trunc('hour', newest) as newest
     from private.median_totals where location_id like 'retention:%' and reports > 0;
 create temp table erased_queue as select report_id from private.median_queue where location_id like 'retention:%';
+create temp table erased_summaries as select location_id, rate_kind, currency, median_cents, reporters, reports
+    from private.median_summaries where location_id like 'retention:%';
+select results_eq($$select * from public.price_medians(array['retention:keep', 'retention:mixed', 'retention:gone']) order by 1, 2, 3$$,
+                  $$select * from tap.reference_medians('retention:%') order by 1, 2, 3$$,
+                  'after an erasure, readers see the straightforward query''s answer (not a summary from before it)');
 select private.median_rebuild(array['retention:keep', 'retention:mixed', 'retention:gone']) \g /dev/null
 select set_eq($$select * from erased_latest$$, $$select location_id, rate_kind, reporter_id, price_cents, report_id, counted
                 from private.median_latest where location_id like 'retention:%'$$, 'after an erasure: median_latest as a rebuild makes it');
@@ -78,6 +83,9 @@ select set_eq($$select * from erased_totals$$, $$select location_id, rate_kind, 
               'after an erasure: the totals, newest report included, as a rebuild makes them');
 select set_eq($$select * from erased_queue$$, $$select report_id from private.median_queue where location_id like 'retention:%'$$,
               'after an erasure: the queue as a rebuild makes it');
+select set_eq($$select * from erased_summaries$$,
+              $$select location_id, rate_kind, currency, median_cents, reporters, reports from private.median_summaries
+                where location_id like 'retention:%'$$, 'after an erasure: the summaries as a rebuild makes them');
 
 -- Erasure: bob's identity, session and every report go; the median falls below the threshold.
 select results_eq($$select users, sessions, reports, locations from auth.forget_user(tap.bob())$$,
