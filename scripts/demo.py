@@ -6,8 +6,8 @@ API, so the cap, the checks and the policies apply as to any app. Only one thing
 service's back, as the cluster's superuser: the demo identities are aged past the 24-hour maturity
 rule (auth.users.created_at), which is what time would do. Real reports are never touched.
 
-Run it twice and nothing is added: a reporter already in the database (user_metadata.demo_reporter)
-is skipped. Python's standard library only; called by scripts/demo.sh, which finds the URL, the anon
+Run it twice and nothing is added: a reporter whose reports are already in the database (each demo
+row has a fixed client_report_id) is skipped. Python's standard library only; called by scripts/demo.sh, which finds the URL, the anon
 key and the cluster.
 """
 
@@ -60,19 +60,30 @@ class Demo:
             sys.exit(f"demo: psql failed: {result.stderr.strip()}")
         return result.stdout.strip()
 
+    @staticmethod
+    def report_id(number: int, location: str, kind: str) -> str:
+        return str(uuid.uuid5(NAMESPACE, f"{number}:{location}:{kind}"))
+
+    def ids_sql(self) -> str:
+        """The demo's client_report_ids as an SQL array: how the demo finds its reporters (user_metadata
+        keeps only the keys PRICESVC_USER_METADATA_KEYS allows, none by default)."""
+        ids = [self.report_id(number, location, kind) for number, rows in REPORTERS.items() for location, kind, _ in rows]
+        return "array[" + ",".join(f"'{i}'" for i in ids) + "]::uuid[]"
+
     def present(self) -> set[int]:
         """Demo reporters that already have reports."""
-        out = self.psql("select distinct (u.user_metadata->>'demo_reporter')::int from auth.users u "
-                        "join public.price_reports r on r.reporter_id = u.id where u.user_metadata ? 'demo_reporter'")
-        return {int(line) for line in out.split()}
+        out = self.psql(f"select client_report_id from public.price_reports where client_report_id = any ({self.ids_sql()})")
+        stored = set(out.split())
+        return {number for number, rows in REPORTERS.items()
+                if self.report_id(number, rows[0][0], rows[0][1]) in stored}
 
     def add(self, number: int, rows: list[tuple[str, str, int]]) -> None:
-        status, body = self.post("/auth/v1/signup", {"data": {"demo_reporter": number}})
+        status, body = self.post("/auth/v1/signup", {"data": {}})
         if status != 200:
             sys.exit(f"demo: sign-up answered {status}: {body}")
         token = json.loads(body)["access_token"]
         reports = [{"location_id": location, "rate_kind": kind, "price_cents": cents, "currency": "USD",
-                    "client_report_id": str(uuid.uuid5(NAMESPACE, f"{number}:{location}:{kind}"))}
+                    "client_report_id": self.report_id(number, location, kind)}
                    for location, kind, cents in rows]
         status, body = self.post("/rest/v1/price_reports", reports, token)
         if status != 201:
@@ -81,8 +92,9 @@ class Demo:
     def age(self) -> int:
         """As time would: identities at least two days old, so they count toward medians."""
         return int(self.psql("with aged as (update auth.users set created_at = now() - interval '2 days' "
-                             "where user_metadata ? 'demo_reporter' and created_at > now() - interval '2 days' "
-                             "returning 1) select count(*) from aged"))
+                             "where id in (select reporter_id from public.price_reports "
+                             f"where client_report_id = any ({self.ids_sql()})) "
+                             "and created_at > now() - interval '2 days' returning 1) select count(*) from aged"))
 
 
 def main() -> None:
