@@ -113,6 +113,8 @@ begin
     from pg_catalog.jsonb_to_recordset(p_feed -> 'zones')
          as x(curb_zone_id pg_catalog.uuid, curb_policy_ids pg_catalog.uuid[]);
 
+    perform private.cds_compile_source(p_source);
+
     insert into cds.imports (source, imported_at, last_updated, author, license_url, checksum,
                              zones, policies, rules, time_spans, rates)
     select s.source, s.imported_at, s.last_updated, s.author, s.license_url, s.checksum,
@@ -127,6 +129,215 @@ begin
 end
 $$;
 revoke all on function private.cds_replace_source(text, jsonb) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Compiled at import (issue 22): the tables of 0019_compiled_schedules.sql, which private.cds_stay reads
+-- instead of working out the governing rule from cds.time_spans on every quote.
+------------------------------------------------------------------------------------------------------
+
+-- The years a compiled stay may fall in: time_zone_offsets covers them, and a stay outside them takes
+-- the general path.
+create or replace function private.cds_compiled_from() returns timestamptz
+    language sql immutable parallel safe
+    return '1970-01-01 00:00:00+00'::pg_catalog.timestamptz;
+revoke all on function private.cds_compiled_from() from public;
+
+create or replace function private.cds_compiled_to() returns timestamptz
+    language sql immutable parallel safe
+    return '2100-01-01 00:00:00+00'::pg_catalog.timestamptz;
+revoke all on function private.cds_compiled_to() from public;
+
+-- A time zone's UTC offsets from cds_compiled_from() to cds_compiled_to(), once per time zone: every
+-- change of offset is found by comparing UTC midnights a day apart, then pinned to the microsecond by
+-- bisection (so the few zones whose changes are not on the minute are exact too). Two changes within a
+-- day that cancel out would be missed; the tz database has none since 1970. Concurrent imports of one
+-- new time zone compute the same rows; the second one's are skipped.
+create or replace function private.cds_compile_time_zone(p_time_zone text) returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    changes pg_catalog.timestamptz[];
+    bounds pg_catalog.timestamptz[] := array[private.cds_compiled_from()];
+    lo pg_catalog.timestamptz;
+    hi pg_catalog.timestamptz;
+    mid pg_catalog.timestamptz;
+    lo_offset pg_catalog.interval;
+begin
+    if exists (select from cds.time_zone_offsets o where o.time_zone = p_time_zone) then
+        return;
+    end if;
+    select pg_catalog.array_agg(d.at order by d.at) into changes
+    from (select g.at, pg_catalog.timezone(p_time_zone, g.at) - pg_catalog.timezone('UTC', g.at) as utc_offset,
+                 pg_catalog.lag(pg_catalog.timezone(p_time_zone, g.at) - pg_catalog.timezone('UTC', g.at))
+                     over (order by g.at) as previous
+          from pg_catalog.generate_series(private.cds_compiled_from(), private.cds_compiled_to(),
+                                          pg_catalog.make_interval(days => 1)) g(at)) d
+    where d.utc_offset <> d.previous;
+    foreach hi in array coalesce(changes, '{}') loop
+        lo := hi - pg_catalog.make_interval(days => 1);
+        lo_offset := pg_catalog.timezone(p_time_zone, lo) - pg_catalog.timezone('UTC', lo);
+        while hi - lo > pg_catalog.make_interval(secs => 0.000001) loop
+            mid := lo + pg_catalog.make_interval(secs => pg_catalog.floor(extract(epoch from hi - lo) * 500000) / 1000000);
+            if pg_catalog.timezone(p_time_zone, mid) - pg_catalog.timezone('UTC', mid) = lo_offset then
+                lo := mid;
+            else
+                hi := mid;
+            end if;
+        end loop;
+        bounds := bounds || hi;
+    end loop;
+    bounds := bounds || private.cds_compiled_to();
+    insert into cds.time_zone_offsets (time_zone, valid_from, valid_to, utc_offset)
+    select p_time_zone, b.valid_from, b.valid_to,
+           pg_catalog.timezone(p_time_zone, b.valid_from) - pg_catalog.timezone('UTC', b.valid_from)
+    from (select bounds[i] as valid_from, bounds[i + 1] as valid_to
+          from pg_catalog.generate_subscripts(bounds, 1) i where i < pg_catalog.cardinality(bounds)) b
+    on conflict do nothing;
+end
+$$;
+revoke all on function private.cds_compile_time_zone(text) from public;
+
+-- The source's schedules: one per distinct set of policies among its zones. For each, the local week is
+-- cut at every local midnight and every span's time_of_day_start and time_of_day_end on each day (a span
+-- past midnight is matched against each day on its own), and each stretch takes the
+-- rule that governs at its first instant, by the rules private.cds_stay's general path applies (the
+-- same candidate rules, the same order, private.cds_span_matches itself); adjacent stretches under one
+-- rule are merged. Span dates cut time into epochs, each compiled on its own. A set whose spans name
+-- days of the month or months is stored uncompiled.
+create or replace function private.cds_compile_source(p_source text) returns void
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    day_us constant pg_catalog.int8 := 86400000000;
+    week_us constant pg_catalog.int8 := 604800000000;
+    -- A Monday: local times of the week are read on it (no compiled span reads the date itself).
+    monday constant pg_catalog.timestamp := '2001-01-01 00:00:00';
+begin
+    perform private.cds_compile_time_zone((select s.time_zone from cds.sources s where s.source = p_source));
+
+    update cds.zones z set schedule_id = null where z.source = p_source and z.schedule_id is not null;
+    delete from cds.schedules s where s.source = p_source;
+
+    with zone_sets as (
+        select z.curb_zone_id,
+               coalesce(pg_catalog.array_agg(zp.curb_policy_id order by zp.curb_policy_id)
+                            filter (where zp.curb_policy_id is not null), '{}') as policy_ids
+        from cds.zones z
+        left join cds.zone_policies zp on zp.source = z.source and zp.curb_zone_id = z.curb_zone_id
+        where z.source = p_source
+        group by z.curb_zone_id
+    ),
+    sets as (
+        select d.policy_ids, (pg_catalog.row_number() over (order by d.policy_ids))::integer as schedule_id
+        from (select distinct zs.policy_ids from zone_sets zs) d
+    ),
+    inserted as (
+        insert into cds.schedules (source, schedule_id, policy_ids, compiled)
+        select p_source, s.schedule_id, s.policy_ids,
+               not exists (select from cds.time_spans t
+                           where t.source = p_source and t.curb_policy_id = any (s.policy_ids)
+                             and (t.days_of_month is not null or t.months is not null))
+        from sets s
+        returning 1
+    )
+    update cds.zones z set schedule_id = s.schedule_id
+    from zone_sets zs join sets s on s.policy_ids = zs.policy_ids
+    where z.source = p_source and z.curb_zone_id = zs.curb_zone_id;
+
+    insert into cds.schedule_intervals (source, schedule_id, valid_from, valid_to, week_from, week_to,
+                                        curb_policy_id, rule_index)
+    with schedule_rules as materialized (
+        -- Exactly the candidates of cds_stay's general path (zone_rules there).
+        select sc.schedule_id, p.curb_policy_id, r.rule_index, p.priority,
+               pg_catalog.cardinality(r.user_classes) as classes,
+               array(select t from cds.time_spans t
+                     where t.source = p.source and t.curb_policy_id = p.curb_policy_id) as spans
+        from cds.schedules sc
+        join cds.policies p on p.source = sc.source and p.curb_policy_id = any (sc.policy_ids)
+        join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+        where sc.source = p_source and sc.compiled
+          and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
+          and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
+    ),
+    schedule_spans as (
+        select distinct sr.schedule_id, t.time_of_day_start, t.time_of_day_end, t.start_date, t.end_date
+        from schedule_rules sr, pg_catalog.unnest(sr.spans) t
+    ),
+    epoch_bounds as (
+        select sc.schedule_id, b.at
+        from cds.schedules sc,
+             lateral (select '-infinity'::pg_catalog.timestamptz
+                      union select ss.start_date from schedule_spans ss
+                            where ss.schedule_id = sc.schedule_id and ss.start_date is not null
+                      union select ss.end_date from schedule_spans ss
+                            where ss.schedule_id = sc.schedule_id and ss.end_date is not null
+                      union select 'infinity'::pg_catalog.timestamptz) b(at)
+        where sc.source = p_source and sc.compiled
+    ),
+    epochs as (
+        select e.* from (
+            select eb.schedule_id, eb.at as valid_from,
+                   pg_catalog.lead(eb.at) over (partition by eb.schedule_id order by eb.at) as valid_to
+            from epoch_bounds eb) e
+        where e.valid_to is not null
+    ),
+    cuts as (
+        select sc.schedule_id, c.at
+        from cds.schedules sc,
+             lateral (select d * day_us from pg_catalog.generate_series(0, 6) d
+                      union
+                      select d * day_us + (extract(epoch from x.tod) * 1000000)::pg_catalog.int8
+                      from pg_catalog.generate_series(0, 6) d,
+                           (select ss.time_of_day_start from schedule_spans ss where ss.schedule_id = sc.schedule_id
+                            union
+                            select ss.time_of_day_end from schedule_spans ss where ss.schedule_id = sc.schedule_id) x(tod)
+                      where x.tod is not null
+                      union
+                      select week_us) c(at)
+        where sc.source = p_source and sc.compiled and c.at <= week_us
+    ),
+    stretches as (
+        select s.* from (
+            select c.schedule_id, c.at as week_from,
+                   pg_catalog.lead(c.at) over (partition by c.schedule_id order by c.at) as week_to
+            from cuts c) s
+        where s.week_to is not null
+    ),
+    governed as (
+        select e.schedule_id, e.valid_from, e.valid_to, s.week_from, s.week_to, g.curb_policy_id, g.rule_index
+        from epochs e
+        join stretches s on s.schedule_id = e.schedule_id
+        left join lateral (
+            select sr.curb_policy_id, sr.rule_index
+            from schedule_rules sr
+            where sr.schedule_id = e.schedule_id
+              and (pg_catalog.cardinality(sr.spans) = 0
+                   or exists (select from pg_catalog.unnest(sr.spans) t
+                              where private.cds_span_matches(t, e.valid_from,
+                                                             monday + pg_catalog.make_interval(secs => s.week_from / 1000000.0))))
+            order by sr.priority, sr.classes desc nulls last, sr.curb_policy_id, sr.rule_index
+            limit 1) g on true
+    ),
+    numbered as (
+        select g.*,
+               pg_catalog.sum(case when prev_policy is not distinct from g.curb_policy_id
+                                    and prev_rule is not distinct from g.rule_index and prev_to is not null
+                                   then 0 else 1 end)
+                   over (partition by g.schedule_id, g.valid_from order by g.week_from) as stretch_run
+        from (select g.*,
+                     pg_catalog.lag(g.curb_policy_id) over w as prev_policy,
+                     pg_catalog.lag(g.rule_index) over w as prev_rule,
+                     pg_catalog.lag(g.week_to) over w as prev_to
+              from governed g
+              window w as (partition by g.schedule_id, g.valid_from order by g.week_from)) g
+    )
+    select p_source, n.schedule_id, n.valid_from, n.valid_to, pg_catalog.min(n.week_from), pg_catalog.max(n.week_to),
+           n.curb_policy_id, n.rule_index
+    from numbered n
+    group by n.schedule_id, n.valid_from, n.valid_to, n.stretch_run, n.curb_policy_id, n.rule_index;
+end
+$$;
+revoke all on function private.cds_compile_source(text) from public;
 
 ------------------------------------------------------------------------------------------------------
 -- Time: units, calendar arithmetic in the feed's time zone, and time spans
@@ -300,15 +511,86 @@ declare
     largest_increment integer;
     smallest_maximum integer;
     total numeric;
+    schedule integer;
 begin
-    select s.time_zone, z.end_date into tz, zone_end
+    select s.time_zone, z.end_date, case when sc.compiled then z.schedule_id end into tz, zone_end, schedule
     from cds.zones z join cds.sources s on s.source = z.source
+    left join cds.schedules sc on sc.source = z.source and sc.schedule_id = z.schedule_id
     where z.source = p_source and z.curb_zone_id = p_zone;
+    if p_start < private.cds_compiled_from() or p_end > private.cds_compiled_to() then
+        schedule := null;
+    end if;
 
     -- First the stay's first day alone: most stays that are not allowed stop within it (a max_stay of
     -- hours, a no-parking window), and then the rest of a year-long stay is never looked at.
     window_end := least(p_end, p_start + interval '1 day');
     loop
+        if schedule is not null then
+        -- Compiled: the stay is cut where the UTC offset changes and where the schedule's epoch does; in
+        -- each part local time is the instant plus one offset, so each local week the part touches reads
+        -- the schedule's intervals as they are and maps them back to instants exactly (a skipped local
+        -- hour is never read, a repeated one is read twice).
+        with epochs as (
+            select distinct i.valid_from, i.valid_to from cds.schedule_intervals i
+            where i.source = p_source and i.schedule_id = schedule
+              and i.valid_from < window_end and i.valid_to > p_start
+        ),
+        offsets as (
+            select o.valid_from, o.valid_to, o.utc_offset from cds.time_zone_offsets o
+            where o.time_zone = tz and o.valid_from < window_end
+              and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
+                                   where o2.time_zone = tz and o2.valid_from <= p_start
+                                   order by o2.valid_from desc limit 1)
+        ),
+        parts as (
+            select greatest(o.valid_from, e.valid_from, p_start) as part_from,
+                   least(o.valid_to, e.valid_to, window_end) as part_to, o.utc_offset, e.valid_from as epoch
+            from offsets o join epochs e on e.valid_from < o.valid_to and e.valid_to > o.valid_from
+        ),
+        weeks as (
+            select p.part_from, p.part_to, p.utc_offset, p.epoch, w.monday
+            from parts p,
+                 pg_catalog.generate_series(
+                     pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
+                     pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
+                                                   - pg_catalog.make_interval(secs => 0.000001)),
+                     pg_catalog.make_interval(days => 7)) w(monday)
+            where p.part_from < p.part_to
+        ),
+        pieces as (
+            select greatest(w.part_from, pg_catalog.timezone('UTC', w.monday - w.utc_offset
+                                                             + i.week_from * interval '1 microsecond')) as piece_from,
+                   least(w.part_to, pg_catalog.timezone('UTC', w.monday - w.utc_offset
+                                                        + i.week_to * interval '1 microsecond')) as piece_to,
+                   i.curb_policy_id, i.rule_index
+            from weeks w
+            join cds.schedule_intervals i on i.source = p_source and i.schedule_id = schedule and i.valid_from = w.epoch
+        ),
+        governed as (
+            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index,
+                   case when pg_catalog.lag(p.curb_policy_id) over w is not distinct from p.curb_policy_id
+                         and pg_catalog.lag(p.rule_index) over w is not distinct from p.rule_index
+                         and pg_catalog.lag(p.piece_from) over w is not null
+                        then 0 else 1 end as starts_run
+            from pieces p
+            where p.piece_from < p.piece_to
+            window w as (order by p.piece_from)
+        ),
+        numbered as (
+            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
+            from governed g
+        ),
+        runs as (
+            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+                   pg_catalog.max(n.piece_to) as run_to
+            from numbered n
+            group by n.run, n.curb_policy_id, n.rule_index
+        )
+        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
+               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+          into run_policy, run_rule, run_from, run_to
+        from runs r;
+        else
         with spans as (
             select s.* from cds.time_spans s
             join cds.zone_policies zp on zp.source = s.source and zp.curb_policy_id = s.curb_policy_id
@@ -433,6 +715,7 @@ begin
                pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
           into run_policy, run_rule, run_from, run_to
         from runs r;
+        end if;
 
         -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
         -- max_stay is worked out once per rule, not per run.
@@ -740,3 +1023,15 @@ begin
 end
 $$;
 revoke all on function public.price_vs_published(timestamptz) from public;
+
+-- First compile: sources imported before 0019_compiled_schedules.sql (or whose compiled tables were
+-- emptied by hand) are compiled here, so that every zone has its schedule after `pricesvc migrate`.
+do $$
+declare
+    stale pg_catalog.text;
+begin
+    for stale in select distinct z.source from cds.zones z where z.schedule_id is null order by 1 loop
+        perform private.cds_compile_source(stale);
+    end loop;
+end
+$$;
