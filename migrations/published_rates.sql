@@ -358,10 +358,11 @@ revoke all on function private.cds_unit_months(text) from public;
 
 -- The instant `count` units after `origin`: fixed units in elapsed real time (an hour across a DST change
 -- is 3600 s, a day 86 400 s); months, quarters and years on the local calendar of `time_zone`
--- (31 January + 1 month is 28/29 February, at the same local time of day).
+-- (31 January + 1 month is 28/29 February, at the same local time of day). No SET clause, so that the
+-- planner inlines it (names in an SQL-standard body are resolved when it is created).
 create or replace function private.cds_after(origin timestamptz, unit text, count numeric, time_zone text)
     returns timestamptz
-    language sql stable parallel safe set search_path = ''
+    language sql stable parallel safe
     return case
         when private.cds_unit_seconds(unit) is not null
             then origin + pg_catalog.make_interval(secs => (count * private.cds_unit_seconds(unit))::double precision)
@@ -404,33 +405,37 @@ $$;
 revoke all on function private.cds_elapsed(timestamptz, timestamptz, text, text) from public;
 
 -- How many local calendar units (ISO weeks start on Monday) the interval [from_at, to_at) touches.
+-- No SET clause and an SQL-standard body, like cds_span_matches below: the planner inlines it into the
+-- charge of each piece (as PL/pgSQL with `set search_path` each call cost about 0.1 ms).
 create or replace function private.cds_calendar_units(from_at timestamptz, to_at timestamptz, unit text, time_zone text)
     returns integer
-    language plpgsql stable parallel safe set search_path = ''
-as $$
-declare
-    last_at pg_catalog.timestamptz := to_at - pg_catalog.make_interval(secs => 0.000001);
-    a pg_catalog.timestamp := pg_catalog.timezone(time_zone, from_at);
-    z pg_catalog.timestamp := pg_catalog.timezone(time_zone, last_at);
-begin
-    if to_at <= from_at then
-        return 0;
-    end if;
-    return case unit
-        when 'day' then z::pg_catalog.date - a::pg_catalog.date + 1
-        when 'week' then (pg_catalog.date_trunc('week', z)::pg_catalog.date - pg_catalog.date_trunc('week', a)::pg_catalog.date) / 7 + 1
-        when 'month' then ((pg_catalog.date_part('year', z) - pg_catalog.date_part('year', a)) * 12
-                           + pg_catalog.date_part('month', z) - pg_catalog.date_part('month', a))::integer + 1
-        when 'quarter' then ((pg_catalog.date_part('year', z) - pg_catalog.date_part('year', a)) * 4
-                             + pg_catalog.date_part('quarter', z) - pg_catalog.date_part('quarter', a))::integer + 1
-        when 'year' then (pg_catalog.date_part('year', z) - pg_catalog.date_part('year', a))::integer + 1
+    language sql stable parallel safe
+    return case
+        when to_at <= from_at then 0
+        when unit = 'day'
+            then pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001))::pg_catalog.date
+                 - pg_catalog.timezone(time_zone, from_at)::pg_catalog.date + 1
+        when unit = 'week'
+            then (pg_catalog.date_trunc('week', pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001)))::pg_catalog.date
+                  - pg_catalog.date_trunc('week', pg_catalog.timezone(time_zone, from_at))::pg_catalog.date) / 7 + 1
+        when unit = 'month'
+            then ((pg_catalog.date_part('year', pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001)))
+                   - pg_catalog.date_part('year', pg_catalog.timezone(time_zone, from_at))) * 12
+                  + pg_catalog.date_part('month', pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001)))
+                  - pg_catalog.date_part('month', pg_catalog.timezone(time_zone, from_at)))::integer + 1
+        when unit = 'quarter'
+            then ((pg_catalog.date_part('year', pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001)))
+                   - pg_catalog.date_part('year', pg_catalog.timezone(time_zone, from_at))) * 4
+                  + pg_catalog.date_part('quarter', pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001)))
+                  - pg_catalog.date_part('quarter', pg_catalog.timezone(time_zone, from_at)))::integer + 1
+        when unit = 'year'
+            then (pg_catalog.date_part('year', pg_catalog.timezone(time_zone, to_at - pg_catalog.make_interval(secs => 0.000001)))
+                  - pg_catalog.date_part('year', pg_catalog.timezone(time_zone, from_at)))::integer + 1
         -- Seconds, minutes, hours: local clock units, which DST never splits into unequal lengths.
-        else (pg_catalog.date_part('epoch', pg_catalog.date_trunc(unit, last_at, time_zone)
+        else (pg_catalog.date_part('epoch', pg_catalog.date_trunc(unit, to_at - pg_catalog.make_interval(secs => 0.000001), time_zone)
                                     - pg_catalog.date_trunc(unit, from_at, time_zone))::numeric
               / private.cds_unit_seconds(unit))::integer + 1
     end;
-end
-$$;
 revoke all on function private.cds_calendar_units(timestamptz, timestamptz, text, text) from public;
 
 -- Whether a time span matches the instant `at`, whose local time in the feed's zone is `local_at`.
@@ -820,6 +825,187 @@ end
 $$;
 revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
 
+-- The stay priced in every zone of `p_zones` whose schedule is compiled, in one statement: what
+-- cds_stay does per zone (its compiled path, then the same stops and the same charges), with the runs
+-- worked out once per schedule (zones that share their policies share them) and every location of a
+-- quote priced by one plan instead of three statements each (as separate statements, starting their
+-- plans cost more than running them: about 0.4 ms per location for a 2-hour stay). The whole stay is
+-- looked at, not its first day first: compiled runs are cheap, and a location-days bound holds the rest.
+-- Zones without a compiled schedule are absent. An error (an overflow the feed's values cause) ends the
+-- statement: the caller then prices each zone on its own with cds_stay, which stops at the first piece
+-- not allowed and answers feed_error only for the zone concerned. A total beyond 2^53 - 1 is returned
+-- as it is, for the caller to refuse.
+create or replace function private.cds_compiled_costs(p_zones cds.zones[], p_start timestamptz, p_end timestamptz)
+    returns table(source text, curb_zone_id uuid, cost_cents numeric, allowed boolean, reason text)
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+    week_us constant numeric := 604800000000;
+begin
+    if p_start < private.cds_compiled_from() or p_end > private.cds_compiled_to() then
+        return;
+    end if;
+    return query
+    with zones as (
+        select z.source, z.curb_zone_id, z.end_date as zone_end, z.schedule_id
+        from pg_catalog.unnest(p_zones) z
+        join cds.schedules sc on sc.source = z.source and sc.schedule_id = z.schedule_id
+        where sc.compiled
+    ),
+    schedules as (
+        select distinct z.source, z.schedule_id, s.time_zone as tz
+        from zones z join cds.sources s on s.source = z.source
+    ),
+    epochs as (
+        select distinct sc.source, sc.schedule_id, sc.tz, i.valid_from, i.valid_to
+        from schedules sc
+        join cds.schedule_intervals i on i.source = sc.source and i.schedule_id = sc.schedule_id
+        where i.valid_from < p_end and i.valid_to > p_start
+    ),
+    parts as (
+        select e.source, e.schedule_id, greatest(o.valid_from, e.valid_from, p_start) as part_from,
+               least(o.valid_to, e.valid_to, p_end) as part_to, o.utc_offset, e.valid_from as epoch
+        from epochs e
+        join cds.time_zone_offsets o
+          on o.time_zone = e.tz and o.valid_from < least(e.valid_to, p_end) and o.valid_to > greatest(e.valid_from, p_start)
+         and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
+                              where o2.time_zone = e.tz and o2.valid_from <= p_start
+                              order by o2.valid_from desc limit 1)
+    ),
+    pieces as (
+        select p.source, p.schedule_id,
+               greatest(p.part_from, pg_catalog.timezone('UTC', w.monday - p.utc_offset
+                                                         + i.week_from * interval '1 microsecond')) as piece_from,
+               least(p.part_to, pg_catalog.timezone('UTC', w.monday - p.utc_offset
+                                                    + i.week_to * interval '1 microsecond')) as piece_to,
+               i.curb_policy_id, i.rule_index
+        from parts p
+        cross join lateral pg_catalog.generate_series(
+                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
+                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
+                                               - pg_catalog.make_interval(secs => 0.000001)),
+                 pg_catalog.make_interval(days => 7)) w(monday)
+        join cds.schedule_intervals i
+          on i.source = p.source and i.schedule_id = p.schedule_id and i.valid_from = p.epoch
+    ),
+    -- Runs: consecutive pieces under one rule (gaps and islands), per schedule.
+    numbered as (
+        select g.*, pg_catalog.sum(g.starts_run) over (partition by g.source, g.schedule_id order by g.piece_from) as run
+        from (select p.*,
+                     case when pg_catalog.lag(p.curb_policy_id) over w is not distinct from p.curb_policy_id
+                           and pg_catalog.lag(p.rule_index) over w is not distinct from p.rule_index
+                           and pg_catalog.lag(p.piece_from) over w is not null
+                          then 0 else 1 end as starts_run
+              from pieces p
+              where p.piece_from < p.piece_to
+              window w as (partition by p.source, p.schedule_id order by p.piece_from)) g
+    ),
+    runs as materialized (
+        select n.source, n.schedule_id, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+               pg_catalog.max(n.piece_to) as run_to
+        from numbered n
+        group by n.source, n.schedule_id, n.run, n.curb_policy_id, n.rule_index
+    ),
+    run_rules as materialized (
+        select u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit,
+               pg_catalog.min(u.run_from) as first_from
+        from runs u
+        join schedules sc on sc.source = u.source and sc.schedule_id = u.schedule_id
+        join cds.rules r on r.source = u.source and r.curb_policy_id = u.curb_policy_id and r.rule_index = u.rule_index
+        group by u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit
+    ),
+    -- The same stops as cds_stay: the first instant not allowed, no_parking before max_stay before no_data.
+    schedule_stops as (
+        select x.source, x.schedule_id, x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
+        from run_rules x where x.activity <> 'parking'
+        union all
+        select y.source, y.schedule_id, w.at, 2, 'max_stay'
+        from (select x.*, private.cds_after(p_start, x.max_stay_unit, x.max_stay, x.tz) as limit_at
+              from run_rules x where x.max_stay is not null and x.activity = 'parking') y
+        cross join lateral (
+            select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
+            from runs u
+            where u.source = y.source and u.schedule_id = y.schedule_id and u.curb_policy_id = y.curb_policy_id
+              and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
+        where w.at is not null
+    ),
+    stops as (
+        select z.source, z.curb_zone_id,
+               (select t.reason
+                from (select ss.at, ss.rank, ss.reason from schedule_stops ss
+                      where ss.source = z.source and ss.schedule_id = z.schedule_id
+                      union all
+                      select z.zone_end, 3, 'no_data' where z.zone_end < p_end) t
+                order by t.at, t.rank limit 1) as reason
+        from zones z
+    ),
+    tiers as (
+        select t.source, t.curb_policy_id, t.rule_index, t.rate, t.rate_unit, t.rate_unit_period, t.increment_duration,
+               t.increment_amount, t.maximum_fee, x.schedule_id, x.tz,
+               private.cds_after(p_start, t.rate_unit, t.start_duration, x.tz) as tier_from,
+               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
+                    else private.cds_after(p_start, t.rate_unit, t.end_duration, x.tz) end as tier_to
+        from run_rules x
+        join cds.rates t on t.source = x.source and t.curb_policy_id = x.curb_policy_id and t.rule_index = x.rule_index
+        -- Only what an allowed stay is charged: a schedule that stops for every zone is not priced.
+        where exists (select from zones z join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
+                      where z.source = x.source and z.schedule_id = x.schedule_id and st.reason is null)
+    ),
+    charge_pieces as (
+        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
+        from runs u
+        join tiers t on t.source = u.source and t.schedule_id = u.schedule_id and t.curb_policy_id = u.curb_policy_id
+                    and t.rule_index = u.rule_index
+    ),
+    charged as (
+        select p.source, p.schedule_id, p.increment_amount, p.maximum_fee,
+               case
+                   when p.rate_unit_period = 'calendar' then
+                       p.rate * week_us * case when p.increment_duration is null
+                                               then private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, p.tz)
+                                               else pg_catalog.ceil(private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, p.tz)
+                                                                    / p.increment_duration::numeric) * p.increment_duration end
+                   when private.cds_unit_seconds(p.rate_unit) is not null then
+                       case when p.increment_duration is null
+                            then p.rate * extract(epoch from p.piece_to - p.piece_from) * 1000000
+                                 * (604800 / private.cds_unit_seconds(p.rate_unit))
+                            else p.rate * week_us * p.increment_duration
+                                 * pg_catalog.ceil(extract(epoch from p.piece_to - p.piece_from)
+                                                   / (private.cds_unit_seconds(p.rate_unit)::numeric * p.increment_duration)) end
+                   else
+                       pg_catalog.round(p.rate * week_us * case
+                           when p.increment_duration is null
+                               then private.cds_elapsed(p_start, p.piece_to, p.rate_unit, p.tz)
+                                    - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, p.tz)
+                           else pg_catalog.ceil((private.cds_elapsed(p_start, p.piece_to, p.rate_unit, p.tz)
+                                                 - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, p.tz))
+                                                / p.increment_duration) * p.increment_duration end)
+               end as scaled_charge
+        from charge_pieces p
+        where p.piece_to > p.piece_from
+    ),
+    totals as (
+        select c.source, c.schedule_id, pg_catalog.ceil(pg_catalog.sum(c.scaled_charge) / week_us) as total,
+               pg_catalog.max(c.increment_amount) as largest_increment, pg_catalog.min(c.maximum_fee) as smallest_maximum
+        from charged c
+        group by c.source, c.schedule_id
+    )
+    select z.source, z.curb_zone_id,
+           case when st.reason is null then
+               (select case when t.smallest_maximum is null then v.total else least(v.total, t.smallest_maximum) end
+                from (select case when t.largest_increment is null then coalesce(t.total, 0)
+                                  else pg_catalog.ceil(coalesce(t.total, 0) / t.largest_increment::numeric)
+                                       * t.largest_increment end as total) v)
+           end,
+           st.reason is null, st.reason
+    from zones z
+    join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
+    left join totals t on t.source = z.source and t.schedule_id = z.schedule_id;
+end
+$$;
+revoke all on function private.cds_compiled_costs(cds.zones[], timestamptz, timestamptz) from public;
+
 -- Published costs of one stay for any number of locations: the zone valid at the stay's start.
 -- Each location is priced on its own: a zone whose values the engine cannot compute with (an overflow,
 -- a total beyond 2^53 - 1: a feed the importer's bounds predate, or one loaded around them) answers
@@ -834,6 +1020,12 @@ as $$
 declare
     stay_end pg_catalog.timestamptz;
     zone record;
+    -- What cds_compiled_costs priced, by source/curb_zone_id.
+    priced_keys pg_catalog.text[];
+    priced_costs numeric[];
+    priced_allowed boolean[];
+    priced_reasons pg_catalog.text[];
+    k integer;
 begin
     if p_starts_at is null or p_duration is null then
         raise exception using errcode = '22023', message = 'starts_at and duration are required';
@@ -847,6 +1039,26 @@ begin
             message = pg_catalog.format('duration must be more than 0 and at most %s', private.cds_max_stay());
     end if;
     stay_end := p_starts_at + pg_catalog.make_interval(secs => extract(epoch from p_duration)::double precision);
+
+    -- Compiled zones first, all in one statement; whatever it cannot price (an error in it, a total
+    -- beyond 2^53 - 1, a zone not compiled) is priced below on its own.
+    begin
+        select pg_catalog.array_agg(c.source || '/' || c.curb_zone_id::pg_catalog.text), pg_catalog.array_agg(c.cost_cents),
+               pg_catalog.array_agg(c.allowed), pg_catalog.array_agg(c.reason)
+          into priced_keys, priced_costs, priced_allowed, priced_reasons
+        from private.cds_compiled_costs(
+                 array(select z.v from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
+                       join lateral (
+                           select v from cds.zones v
+                           where v.location_id = ids.id and v.start_date <= p_starts_at
+                             and (v.end_date is null or v.end_date > p_starts_at)
+                           order by v.start_date desc
+                           limit 1) z on true),
+                 p_starts_at, stay_end) c
+        where c.cost_cents is null or c.cost_cents <= 9007199254740991;
+    exception when data_exception or program_limit_exceeded then
+        priced_keys := null;
+    end;
 
     for zone in
         select z.location_id, z.source, z.curb_zone_id, s.currency, s.last_updated
@@ -864,6 +1076,14 @@ begin
         currency := zone.currency;
         source := zone.source;
         last_updated := zone.last_updated;
+        k := pg_catalog.array_position(priced_keys, zone.source || '/' || zone.curb_zone_id::pg_catalog.text);
+        if k is not null then
+            cost_cents := priced_costs[k]::pg_catalog.int8;
+            allowed := priced_allowed[k];
+            reason := priced_reasons[k];
+            return next;
+            continue;
+        end if;
         begin
             select c.cost_cents, c.allowed, c.reason into cost_cents, allowed, reason
             from private.cds_stay(zone.source, zone.curb_zone_id, p_starts_at, stay_end) c;

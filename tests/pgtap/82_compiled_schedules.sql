@@ -5,7 +5,7 @@
 -- and must cost exactly the same, with the same allowed and reason.
 begin;
 \ir _helpers.psql
-select plan(14);
+select plan(16);
 
 \ir _cds_helpers.psql
 
@@ -118,9 +118,23 @@ from (values ('p-mix:z', 'Europe/Paris'), ('p-dates:z', 'America/New_York'), ('p
          select pg_catalog.timezone(z.time_zone, '2026-03-02 17:30'::timestamp), '366 days'::interval
      ) s;
 
+-- Three ways: a quote prices its compiled zones in one statement (cds_compiled_costs); cds_stay prices
+-- one zone from its schedule (what a quote falls back to when that statement fails); the general path.
 create temporary table compiled on commit drop as
 select s.*, c.cost_cents, c.allowed, c.reason
 from stays s, public.published_cost(array[s.location], s.starts_at, s.duration) c;
+create temporary table one_statement on commit drop as
+select s.location, s.starts_at, s.duration, c.cost_cents, c.allowed, c.reason
+from stays s
+join cds.zones z on z.location_id = s.location,
+lateral private.cds_compiled_costs(array[z], s.starts_at, s.starts_at + make_interval(secs => extract(epoch from s.duration))) c
+where s.starts_at < z.end_date or z.end_date is null;
+create temporary table single on commit drop as
+select s.location, s.starts_at, s.duration, c.*
+from stays s
+join cds.zones z on z.location_id = s.location,
+lateral private.cds_stay(z.source, z.curb_zone_id, s.starts_at, s.starts_at + make_interval(secs => extract(epoch from s.duration))) c
+where s.starts_at < z.end_date or z.end_date is null;
 
 select is((select count(*) from cds.zones z join cds.schedules s using (source, schedule_id)
            where z.location_id in (select location from stays) and s.compiled), 6::bigint,
@@ -133,9 +147,13 @@ select s.*, c.cost_cents, c.allowed, c.reason
 from stays s, public.published_cost(array[s.location], s.starts_at, s.duration) c;
 
 select is((select count(*) from compiled), (select count(*) from stays), 'every stay of the property is priced (compiled)');
+select is((select count(*) from one_statement), (select count(*) from stays),
+          'every stay is priced by the one statement for compiled zones, none left to the fallback');
 select is((select count(*) from reference), (select count(*) from stays), 'every stay of the property is priced (general path)');
 select is((select count(*) from (select * from compiled except select * from reference) d), 0::bigint,
           'compiled and general paths give the same cost, allowed and reason for every stay');
+select is((select count(*) from (select * from single except select * from reference) d), 0::bigint,
+          'cds_stay on its own, from the schedule, gives the same as the general path for every stay');
 select is((select count(*) from compiled where allowed) > 100 and (select count(*) from compiled where not allowed) > 30, true,
           'the property covers priced stays and refused ones');
 
