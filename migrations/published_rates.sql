@@ -773,7 +773,8 @@ begin
         where t.source = p_source
           and exists (select from runs u where u.policy = t.curb_policy_id and u.rule_index = t.rule_index)
     ),
-    pieces as (
+    -- Materialized: see cds_compiled_costs' charge_pieces.
+    pieces as materialized (
         select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
         from runs u
         join tiers t on t.curb_policy_id = u.policy and t.rule_index = u.rule_index
@@ -952,7 +953,10 @@ begin
         where exists (select from zones z join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
                       where z.source = x.source and z.schedule_id = x.schedule_id and st.reason is null)
     ),
-    charge_pieces as (
+    -- Materialized: piece bounds as plain columns, so that cds_calendar_units is inlined (an argument
+    -- that is an expression and read several times in its body keeps it a function call, planned anew
+    -- on every call).
+    charge_pieces as materialized (
         select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
         from runs u
         join tiers t on t.source = u.source and t.schedule_id = u.schedule_id and t.curb_policy_id = u.curb_policy_id
@@ -1010,11 +1014,12 @@ revoke all on function private.cds_compiled_costs(cds.zones[], timestamptz, time
 -- Each location is priced on its own: a zone whose values the engine cannot compute with (an overflow,
 -- a total beyond 2^53 - 1: a feed the importer's bounds predate, or one loaded around them) answers
 -- reason 'feed_error' for that location, and the other locations of the call are unaffected. A
--- cancellation (statement timeout) is not caught: it ends the call.
+-- cancellation (statement timeout) is not caught: it ends the call. Generic plans: custom ones were
+-- planned anew on every call, which cost more than running them.
 create or replace function private.cds_published_cost(p_location_ids text[], p_starts_at timestamptz, p_duration interval)
     returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
                   last_updated timestamptz)
-    language plpgsql stable set search_path = ''
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
