@@ -18,11 +18,15 @@ create table cds.schedules (
     compiled boolean not null,
     primary key (source, schedule_id)
 );
+-- Each zone finds its schedule by its set of policies.
+create unique index schedules_policy_ids_key on cds.schedules (source, policy_ids);
 
 -- Null until the source is compiled (a feed imported before 0019: published_rates.sql compiles it).
 alter table cds.zones add column schedule_id integer;
 alter table cds.zones add constraint zones_schedule_fkey foreign key (source, schedule_id)
     references cds.schedules (source, schedule_id);
+-- Replacing a source deletes its schedules: the foreign key's check finds the zones by this index.
+create index zones_schedule_idx on cds.zones (source, schedule_id);
 
 create table cds.schedule_intervals (
     source text not null,
