@@ -231,12 +231,21 @@ begin
           from cds.zones z where z.source = p_source) d;
 
     update cds.zones z
-    set schedule_id = (select sc.schedule_id from cds.schedules sc
-                       where sc.source = p_source
-                         and sc.policy_ids = (select coalesce(pg_catalog.array_agg(zp.curb_policy_id order by zp.curb_policy_id), '{}')
-                                              from cds.zone_policies zp
-                                              where zp.source = z.source and zp.curb_zone_id = z.curb_zone_id))
-    where z.source = p_source;
+    set schedule_id = sc.schedule_id
+    from cds.zones z2
+    cross join lateral (select coalesce(pg_catalog.array_agg(zp.curb_policy_id order by zp.curb_policy_id), '{}') as policy_ids
+                        from cds.zone_policies zp
+                        where zp.source = z2.source and zp.curb_zone_id = z2.curb_zone_id) ps
+    join cds.schedules sc on sc.source = z2.source and sc.policy_ids = ps.policy_ids
+    where z.source = p_source and z2.source = p_source and z2.curb_zone_id = z.curb_zone_id;
+
+    -- A feed whose zones nearly all have policies of their own (thousands of schedules) is left to the
+    -- general path: compiling it took minutes where the import alone takes seconds (known limitation,
+    -- issue 22).
+    if (select pg_catalog.count(*) from cds.schedules sc where sc.source = p_source) > 1000 then
+        update cds.schedules sc set compiled = false where sc.source = p_source;
+        return;
+    end if;
 
     insert into cds.schedule_intervals (source, schedule_id, valid_from, valid_to, week_from, week_to,
                                         curb_policy_id, rule_index)
