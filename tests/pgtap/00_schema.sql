@@ -40,7 +40,8 @@ select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
                           'spent_signup_challenges', 'publishable_keys', 'attested_keys']);
 -- Published rates (migration 0010): one table per CDS object, all owned by pricesvc_owner.
-select tables_are('cds', array['sources', 'zones', 'zone_policies', 'policies', 'rules', 'time_spans', 'rates', 'imports']);
+select tables_are('cds', array['sources', 'zones', 'zone_policies', 'policies', 'rules', 'time_spans', 'rates', 'imports',
+                          'schedules', 'schedule_intervals', 'time_zone_offsets']);
 select is((select count(*)::int from pg_class c where c.relnamespace = 'cds'::regnamespace and c.relkind in ('r', 'S', 'i')
              and c.relowner <> 'pricesvc_owner'::regrole), 0, 'pricesvc_owner owns everything in cds');
 select is((select count(*)::int from pg_proc p where p.pronamespace::regnamespace::text in ('public', 'private')
