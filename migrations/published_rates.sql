@@ -218,6 +218,17 @@ begin
     update cds.zones z set schedule_id = null where z.source = p_source and z.schedule_id is not null;
     delete from cds.schedules s where s.source = p_source;
 
+    -- A feed whose zones nearly all have policies of their own (thousands of sets) is left to the general
+    -- path, decided before anything is written: matching thousands of sets against the spans never
+    -- finished for 20 000 such zones, where the import alone takes seconds (issue 22, known limitation).
+    -- Its zones keep no schedule, and cds_stay prices them piece by piece, as before compiling existed.
+    if (select pg_catalog.count(distinct d.policy_ids)
+        from (select pg_catalog.array_agg(zp.curb_policy_id order by zp.curb_policy_id) as policy_ids
+              from cds.zone_policies zp where zp.source = p_source
+              group by zp.curb_zone_id) d) > private.cds_compiled_max_schedules() then
+        return;
+    end if;
+
     -- One schedule per distinct set; then each zone finds its own by its set (an index probe each: 20 000
     -- zones take well under a second).
     insert into cds.schedules (source, schedule_id, policy_ids, compiled)
@@ -239,10 +250,8 @@ begin
     join cds.schedules sc on sc.source = z2.source and sc.policy_ids = ps.policy_ids
     where z.source = p_source and z2.source = p_source and z2.curb_zone_id = z.curb_zone_id;
 
-    -- A feed whose zones nearly all have policies of their own (thousands of schedules) is left to the
-    -- general path: compiling it took minutes where the import alone takes seconds (known limitation,
-    -- issue 22).
-    if (select pg_catalog.count(*) from cds.schedules sc where sc.source = p_source) > 1000 then
+    -- (Zones without policies share the empty set, which the count above did not see.)
+    if (select pg_catalog.count(*) from cds.schedules sc where sc.source = p_source) > private.cds_compiled_max_schedules() then
         update cds.schedules sc set compiled = false where sc.source = p_source;
         return;
     end if;

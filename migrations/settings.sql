@@ -172,3 +172,10 @@ begin
     end if;
 end
 $$;
+
+-- Sources with more distinct policy sets than this are not compiled (published_rates.sql,
+-- cds_compile_source): their quotes take the general path.
+create or replace function private.cds_compiled_max_schedules() returns integer
+    language sql immutable parallel safe
+    return 1000;
+revoke all on function private.cds_compiled_max_schedules() from public;
