@@ -8,6 +8,26 @@
 -- not carry its BYPASSRLS: its `delete from public.price_reports` deletes nothing, silently. These
 -- functions are SECURITY DEFINER, owned by pricesvc_owner, so they delete as the owner does.
 
+-- The end of a group's edit by prune_reports or forget_user, after the fold and their own deletes: a
+-- group left without reports loses its totals and its median_groups row, as a rebuild would leave it,
+-- and the group's summary (0020) becomes the answer after the edit, not the fold's.
+create or replace function private.median_close_group(location_id text, rate_kind text)
+    returns void
+    language plpgsql volatile set search_path = ''
+as $$
+begin
+    if not exists (select from public.price_reports r
+                   where r.location_id = median_close_group.location_id and r.rate_kind = median_close_group.rate_kind) then
+        delete from private.median_totals t
+        where t.location_id = median_close_group.location_id and t.rate_kind = median_close_group.rate_kind;
+        delete from private.median_groups g
+        where g.location_id = median_close_group.location_id and g.rate_kind = median_close_group.rate_kind;
+    end if;
+    perform private.median_summarize_group(median_close_group.location_id, median_close_group.rate_kind);
+end
+$$;
+revoke all on function private.median_close_group(text, text) from public;
+
 -- Deletes every report older than the report window plus the retention grace (settings.sql) of up to
 -- max_groups median groups (location, rate kind): those of the oldest such reports. Returns the reports
 -- deleted and the groups pruned; no groups pruned means nothing past retention is left (or only groups
@@ -63,13 +83,7 @@ begin
         delete from private.median_latest l
         where l.location_id = doomed.location_id and l.rate_kind = doomed.rate_kind and l.report_id = any (deleted);
         delete from private.median_queue q where q.report_id = any (deleted);
-        if not exists (select from public.price_reports r
-                       where r.location_id = doomed.location_id and r.rate_kind = doomed.rate_kind) then
-            delete from private.median_totals t where t.location_id = doomed.location_id and t.rate_kind = doomed.rate_kind;
-            delete from private.median_groups g where g.location_id = doomed.location_id and g.rate_kind = doomed.rate_kind;
-        end if;
-        -- The group's summary (0020) is the answer after all of this, not the fold's.
-        perform private.median_summarize_group(doomed.location_id, doomed.rate_kind);
+        perform private.median_close_group(doomed.location_id, doomed.rate_kind);
         reports := reports + pg_catalog.cardinality(deleted);
         groups := groups + 1;
     end loop;
@@ -158,13 +172,7 @@ begin
                         and r.created_at > edge
                         and not exists (select from private.median_queue q where q.report_id = r.id))
         where t.location_id = doomed.location_id and t.rate_kind = doomed.rate_kind;
-        if not exists (select from public.price_reports r
-                       where r.location_id = doomed.location_id and r.rate_kind = doomed.rate_kind) then
-            delete from private.median_totals t where t.location_id = doomed.location_id and t.rate_kind = doomed.rate_kind;
-            delete from private.median_groups g where g.location_id = doomed.location_id and g.rate_kind = doomed.rate_kind;
-        end if;
-        -- The group's summary (0020) is the answer without this person, not the fold's.
-        perform private.median_summarize_group(doomed.location_id, doomed.rate_kind);
+        perform private.median_close_group(doomed.location_id, doomed.rate_kind);
         reports := reports + gone_reports;
         -- Groups come by location (ordered), so a new location is one unlike the last.
         if last_location is distinct from doomed.location_id then
