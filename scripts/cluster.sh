@@ -668,9 +668,20 @@ print(next(m["name"] for m in json.load(sys.stdin)["members"] if m["role"] == "l
 }
 
 # The repository's stanza, made (or checked) once the leader runs; archiving starts working with it.
+# On a running cluster (`up` after an instance was lost) an archive-push may hold the stanza's lock at
+# that moment: stanza-create then fails with error 50 ("unable to acquire lock"), so it is tried again
+# for up to 30 s (seen once in CI, a second after the failover drill).
 create_stanza() {
     PGBR_CONF=$NODES/$(leader_name)/pgbackrest.conf
-    pgbr stanza-create >/dev/null || die "pgbackrest stanza-create failed (see $NODES/node*/pgbackrest/log)"
+    local attempt output
+    for attempt in $(seq 30); do
+        if output=$(pgbr stanza-create 2>&1); then
+            return 0
+        fi
+        case $output in *"[050]"*) sleep 1 ;; *) break ;; esac
+    done
+    printf '%s\n' "$output" >&2
+    die "pgbackrest stanza-create failed (see $NODES/node*/pgbackrest/log)"
 }
 
 backup() {
