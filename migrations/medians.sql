@@ -43,9 +43,10 @@ revoke all on function private.median_queued(text, text) from public;
 -- last_reported_at is the newest counted report's exact time: report_medians coarsens it.
 -- Without JIT, whoever calls it (migrate's session has it on): past jit_above_cost each call compiled its
 -- expressions, 8 ms for one group. Custom plans: a generic one read 12 groups in 17 ms instead of 9 (loaded).
+-- Sequential scans allowed again (report_medians, its caller, turns them off for its own lookups).
 create or replace function private.report_medians_exact(group_locations text[], group_kinds text[], now_at timestamptz)
     returns setof private.median_row
-    language plpgsql stable set search_path = '' set jit = off
+    language plpgsql stable set search_path = '' set jit = off set enable_seqscan = on
 as $$
 declare
     cutoff constant pg_catalog.timestamptz := report_medians_exact.now_at - private.report_window();
@@ -242,10 +243,15 @@ revoke all on function private.report_medians_exact(text[], text[], timestamptz)
 -- `since` has no store behind it and scans the reports (report_medians_scanned).
 -- Its statements keep one generic plan per session: a lookup's plan does not depend on the ids, and
 -- planning it anew each call cost about as much as running it (report_medians_exact plans each call: its
--- best plan does depend on the groups).
+-- best plan does depend on the groups). A plan kept for the session must not depend on the statistics of
+-- the moment it was made either: planned while the queue was empty, the queue probe below was a
+-- sequential scan, and stayed one after new reporters had queued 140 000 reports (bench row 14: 4
+-- searches a second; pgTAP 64). So no sequential scans here (enable_seqscan); the functions it calls
+-- set their own.
 create or replace function private.report_medians(location_ids text[], rate_kind private.rate_kind, since timestamptz)
     returns setof private.median_row
     language plpgsql stable set search_path = '' set jit = off set plan_cache_mode = force_generic_plan
+    set enable_seqscan = off
 as $$
 declare
     now_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
@@ -287,8 +293,9 @@ begin
         select g.location_id, g.rate_kind,
                coalesce(mg.summarized_at is not null and mg.summary_rule = rule
                         and now_at >= mg.summarized_at and now_at < mg.summary_until
-                        -- A scalar subquery with a limit is never turned into a join: one probe of the
-                        -- queue's index per group, whatever the queue's statistics say (see median_queued).
+                        -- A scalar subquery with a limit is never turned into a join, and with no
+                        -- sequential scans it is one probe of the queue's index per group, whatever
+                        -- the queue's statistics say (see median_queued).
                         and (select 1 from private.median_queue q
                              where q.location_id = g.location_id and q.rate_kind = g.rate_kind
                                and (q.matures_at <= now_at
@@ -323,7 +330,7 @@ revoke all on function private.report_medians(text[], private.rate_kind, timesta
 create or replace function private.report_medians_scanned(locations text[], kinds text[], cutoff timestamptz,
                                                           mature_at timestamptz)
     returns setof private.median_row
-    language plpgsql stable set search_path = ''
+    language plpgsql stable set search_path = '' set enable_seqscan = on
 as $$
 begin
     if locations is null then
