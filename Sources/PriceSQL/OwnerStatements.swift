@@ -141,6 +141,12 @@ public enum OwnerStatements {
                   Column<Int>("policies", .integer), Column<Int>("rules", .integer), Column<Int>("time_spans", .integer),
                   Column<Int>("rates", .integer)))
 
+    /// After an import that wrote: every table of schema `cds` the quote functions read.
+    public static let analyzePublishedRates = """
+        analyze cds.sources, cds.zones, cds.policies, cds.zone_policies, cds.rules, cds.time_spans, cds.rates,
+                cds.schedules, cds.schedule_intervals, cds.time_zone_offsets
+        """
+
     /// The role-default statements are DDL built from a quoted identifier (no parameters in DDL).
     public static func resetRoleDefaults(_ role: String, inDatabase database: String?) -> String {
         if let database {

@@ -27,7 +27,13 @@ extension OwnerTasks {
         guard let row = try session.rows(OwnerStatements.replacePublishedRates, (source, document)).first else {
             throw DatabaseError(code: .protocolViolation, message: "private.cds_replace_source returned no status row")
         }
-        return PublishedRatesLoad(status: row.0, checksum: row.1, zones: row.2, policies: row.3,
-                                  rules: row.4, timeSpans: row.5, rates: row.6)
+        let load = PublishedRatesLoad(status: row.0, checksum: row.1, zones: row.2, policies: row.3,
+                                      rules: row.4, timeSpans: row.5, rates: row.6)
+        // Fresh statistics for what the quote functions read, at once: they keep one generic plan per
+        // session, made with the statistics of the moment, and ANALYZE is what makes sessions plan anew.
+        // A plan made while the tables were empty (before the first import) would otherwise scan a large
+        // feed sequentially on every quote until autovacuum got round to it.
+        if load.status == "imported" { _ = try session.execute(OwnerStatements.analyzePublishedRates) }
+        return load
     }
 }
