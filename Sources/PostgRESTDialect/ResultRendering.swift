@@ -84,9 +84,12 @@ extension ReadOptions {
                                 body: Array(text.utf8))
         case .json(let stripNulls):
             var writer = JSONWriter(capacity: min(200 * page.count + 2, maxBytes))
+            let keys = columns.map { JSONKey($0.name) }
+            var scratch: [UInt8] = []
             writer.beginArray()
             for row in page {
-                Self.object(row, columns: columns, types: types, stripNulls: stripNulls, into: &writer)
+                Self.object(row, columns: columns, keys: keys, types: types, stripNulls: stripNulls, scratch: &scratch,
+                            into: &writer)
                 if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
             }
             writer.endArray()
@@ -94,7 +97,9 @@ extension ReadOptions {
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
         case .object(let stripNulls):
             var writer = JSONWriter(capacity: 256)
-            Self.object(page[0], columns: columns, types: types, stripNulls: stripNulls, into: &writer)
+            var scratch: [UInt8] = []
+            Self.object(page[0], columns: columns, keys: columns.map { JSONKey($0.name) }, types: types,
+                        stripNulls: stripNulls, scratch: &scratch, into: &writer)
             if writer.bytes.count > maxBytes { return Self.tooLarge(maxBytes, rows: 1) }
             let media = "application/vnd.pgrst.object+json\(stripNulls ? "; nulls=stripped" : ""); charset=utf-8"
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
@@ -111,20 +116,24 @@ extension ReadOptions {
     }
 
     /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601.
-    package static func object(_ row: [String?], columns: [(name: String, column: Int)], types: [ColumnType],
-                       stripNulls: Bool, into writer: inout JSONWriter) {
+    /// `keys` are the columns' names prepared once per body (`JSONKey`), in the order of `columns`.
+    package static func object(_ row: [String?], columns: [(name: String, column: Int)], keys: [JSONKey],
+                               types: [ColumnType], stripNulls: Bool, scratch: inout [UInt8], into writer: inout JSONWriter) {
         writer.beginObject()
-        for (name, column) in columns {
+        for (index, (_, column)) in columns.enumerated() {
             guard let text = row[column] else {
-                if !stripNulls { writer.key(name); writer.null() }
+                if !stripNulls { writer.key(keys[index]); writer.null() }
                 continue
             }
-            writer.key(name)
+            writer.key(keys[index])
             switch types[column] {
             case .text: writer.string(text)
             case .integer, .bigint: writer.number(literal: text)
             case .boolean: writer.bool(text == "t")
-            case .timestamptz: writer.string(Timestamp.jsonForm(text))
+            case .timestamptz:
+                scratch.removeAll(keepingCapacity: true)
+                Timestamp.appendJSONForm(text, to: &scratch)
+                writer.string(utf8: scratch)
             }
         }
         writer.endObject()

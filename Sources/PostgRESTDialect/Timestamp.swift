@@ -48,16 +48,27 @@ package enum Timestamp {
     /// PostgreSQL's text output of a timestamptz (`2026-11-29 22:00:00+00`) as its JSON output
     /// (`2026-11-29T22:00:00+00:00`), the form `to_json` and PostgREST give.
     package static func jsonForm(_ text: String) -> String {
-        var scalars = Array(text.unicodeScalars)
-        guard scalars.count >= 19, scalars[10] == " " else { return text }
-        scalars[10] = "T"
-        if let signIndex = scalars.indices.dropFirst(11).last(where: { scalars[$0] == "+" || scalars[$0] == "-" }),
-           scalars.count - signIndex == 3 {
-            scalars += [":", "0", "0"]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 3)
+        appendJSONForm(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `jsonForm`'s bytes appended to `output`, without a String in between: the renderer writes a
+    /// timestamp per row. PostgreSQL's output is ASCII; anything else is written unchanged.
+    package static func appendJSONForm(_ text: String, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: text.utf8)
+        let count = output.count - start
+        guard count >= 19, output[start + 10] == UInt8(ascii: " "),
+              !output[start...].contains(where: { $0 >= 0x80 }) else { return }
+        output[start + 10] = UInt8(ascii: "T")
+        // An offset of hours only (`+00`, `-05`) gains its minutes, as to_json writes it.
+        var sign = output.count - 1
+        while sign > start + 10, output[sign] != UInt8(ascii: "+"), output[sign] != UInt8(ascii: "-") { sign -= 1 }
+        if sign > start + 10, output.count - sign == 3 {
+            output.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: "0"), UInt8(ascii: "0")])
         }
-        var out = String.UnicodeScalarView()
-        out.append(contentsOf: scalars)
-        return String(out)
     }
 
     package static func daysIn(month: Int, year: Int) -> Int {

@@ -44,18 +44,21 @@ enum JSONString {
 
     static func appendEscaped(_ string: String, to output: inout [UInt8]) {
         var string = string
-        string.withUTF8 { bytes in
-            output.reserveCapacity(output.count + bytes.count + 2)
-            var runStart = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                appendEscape(for: byte, to: &output)
-                runStart = index + 1
-            }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        string.withUTF8 { appendEscaped(bytes: $0, to: &output) }
+    }
+
+    /// Runs without anything to escape are copied whole. No `reserveCapacity` here: reserving the exact
+    /// size on every call defeats the array's geometric growth, and a body is written in many calls.
+    static func appendEscaped(bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        var runStart = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            appendEscape(for: byte, to: &output)
+            runStart = index + 1
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -29,9 +29,24 @@ public struct JSONWriter: Sendable {
         suppressNext = true
     }
 
+    /// An object member's name prepared once (`JSONKey`), for names written on every row.
+    public mutating func key(_ name: JSONKey) {
+        separate()
+        bytes.append(contentsOf: name.bytes)
+        suppressNext = true
+    }
+
     public mutating func string(_ value: String) {
         separate()
         JSONString.appendQuoted(value, to: &bytes)
+    }
+
+    /// A string given as UTF-8 bytes (escaped like any other string).
+    public mutating func string(utf8 value: [UInt8]) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        value.withUnsafeBufferPointer { JSONString.appendEscaped(bytes: $0, to: &bytes) }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func string(_ value: String?) {
@@ -113,5 +128,17 @@ public struct JSONWriter: Sendable {
     private mutating func close(_ bracket: UInt8) {
         hasItems.removeLast()
         bytes.append(bracket)
+    }
+}
+
+/// A member name quoted, escaped and followed by `:` once, for `JSONWriter.key(_:)` on every row.
+public struct JSONKey: Sendable {
+    let bytes: [UInt8]
+
+    public init(_ name: String) {
+        var bytes: [UInt8] = []
+        JSONString.appendQuoted(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        self.bytes = bytes
     }
 }

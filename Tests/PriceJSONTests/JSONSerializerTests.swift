@@ -61,4 +61,27 @@ import Testing
         #expect(writer.text == #"{"k\"ey":{"n":-1.5e3,"s":"\u0001"},"e":[]}"#)
         #expect(value.serialized() == writer.text)
     }
+
+    @Test func preparedKeysAndByteStringsWriteWhatKeyAndStringWrite() {
+        var plain = JSONWriter(), prepared = JSONWriter()
+        let names = ["a", "k\"ey", "tab\there", "é"]
+        let keys = names.map(JSONKey.init)
+        for writer in [0, 1] {
+            if writer == 0 { plain.beginArray() } else { prepared.beginArray() }
+            for _ in 0..<2 {
+                if writer == 0 { plain.beginObject() } else { prepared.beginObject() }
+                for (index, name) in names.enumerated() {
+                    if writer == 0 {
+                        plain.key(name); plain.string("v\"\u{1}" + name)
+                    } else {
+                        prepared.key(keys[index]); prepared.string(utf8: Array(("v\"\u{1}" + name).utf8))
+                    }
+                }
+                if writer == 0 { plain.endObject() } else { prepared.endObject() }
+            }
+            if writer == 0 { plain.endArray() } else { prepared.endArray() }
+        }
+        #expect(prepared.text == plain.text)
+        #expect(plain.text.hasPrefix(#"[{"a":"v\"\u0001a","k\"ey":"#))
+    }
 }

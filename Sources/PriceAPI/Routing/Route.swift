@@ -114,7 +114,7 @@ enum Resource: Sendable, Equatable {
     /// `/rest/v1/rpc/` is a function call (an unknown one is PGRST202, from the handler).
     init?(path: String) {
         var trimmed = Substring(path)
-        if trimmed.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
+        if trimmed.utf8.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
         if trimmed == "/rest/v1" { trimmed = "/rest/v1/" }
         if let resource = Self.byPath[String(trimmed)] {
             self = resource
@@ -122,7 +122,8 @@ enum Resource: Sendable, Equatable {
         }
         guard trimmed.hasPrefix(Self.rpcPrefix) else { return nil }
         let name = trimmed.dropFirst(Self.rpcPrefix.count)
-        guard !name.isEmpty, !name.contains("/") else { return nil }
+        // Byte-wise: `contains` with a String argument is Foundation's substring search, on every request.
+        guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")) else { return nil }
         self = .rpc(String(name))
     }
 
@@ -158,7 +159,7 @@ enum Router {
             if path.hasPrefix("/rest/v1/"), !path.hasPrefix(Resource.rpcPrefix) {
                 let name = path.dropFirst("/rest/v1/".count)
                 let trimmed = name.hasSuffix("/") ? name.dropLast() : name
-                return trimmed.contains("/") || trimmed.isEmpty ? .notFound : .unknownTable(String(trimmed))
+                return trimmed.utf8.contains(UInt8(ascii: "/")) || trimmed.isEmpty ? .notFound : .unknownTable(String(trimmed))
             }
             return .notFound
         }
