@@ -4,12 +4,15 @@ import Synchronization
 /// One open connection as the guard sees it: where it counts, its socket, and its current receive
 /// deadline. The access handler moves the deadline with an atomic store, so a request takes no lock.
 final class ConnectionRecord: Sendable {
+    /// The peer's address as text, made once when the connection opens: every request on it reads this.
+    let peer: String
     let network: String
     let socket: Int32
     let deadline: Atomic<Int64>
     let cutOff = Atomic<Bool>(false)
 
-    init(network: String, socket: Int32, deadline: Int64) {
+    init(peer: String, network: String, socket: Int32, deadline: Int64) {
+        self.peer = peer
         self.network = network
         self.socket = socket
         self.deadline = Atomic(deadline)
@@ -63,7 +66,7 @@ final class ConnectionGuard: @unchecked Sendable {
     /// refused; `exempt` (a trusted proxy) is counted but never cut off.
     func opened(peer: String, socket: Int32, exempt: Bool = false) -> ConnectionRecord {
         let (record, withinLimit) = state.withLock { state in
-            let record = ConnectionRecord(network: state.counter.network(of: peer), socket: socket,
+            let record = ConnectionRecord(peer: peer, network: state.counter.network(of: peer), socket: socket,
                                           deadline: deadlines.waitingForHead(now: Self.now()))
             let withinLimit = state.counter.opened(record.network) || exempt
             state.records[ObjectIdentifier(record)] = record

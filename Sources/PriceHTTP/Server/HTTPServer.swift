@@ -199,7 +199,7 @@ extension HTTPServer {
                 action = state.lifecycle.bodyComplete(hasStoredAnswer: state.response != nil)
             }
         } else {
-            state = server.makeState(connection: connection, url: url, method: method)
+            state = server.makeState(connection: connection, peer: record?.peer, url: url, method: method)
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             server.inFlight.add(1, ordering: .relaxed)
             action = state.lifecycle.headersReceived()
@@ -300,9 +300,7 @@ extension HTTPServer {
         guard let cls, let connection, let socketContext else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
         if code == CMHD_CONNECTION_NOTIFY_STARTED {
-            var buffer = [CChar](repeating: 0, count: 64)
-            let peer = cmhd_client_ip(connection, &buffer, buffer.count) == 0
-                ? buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
+            let peer = peerAddress(of: connection)
             let record = server.connections.opened(peer: peer, socket: cmhd_connection_socket(connection),
                                                    exempt: server.configuration.trustedProxies.contains(peer))
             socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
@@ -312,6 +310,12 @@ extension HTTPServer {
             record.release()
             socketContext.pointee = nil
         }
+    }
+
+    static func peerAddress(of connection: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        return cmhd_client_ip(connection, &buffer, buffer.count) == 0
+            ? buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
     }
 
     static func record(of connection: OpaquePointer) -> ConnectionRecord? {
@@ -331,10 +335,10 @@ extension HTTPServer {
         return CMHD_YES
     }
 
-    private func makeState(connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?) -> RequestState {
-        var peerBuffer = [CChar](repeating: 0, count: 64)
-        let peer = cmhd_client_ip(connection, &peerBuffer, peerBuffer.count) == 0
-            ? peerBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
+    /// `peer`: the connection's address as its record holds it (nil only if it has none: then read here).
+    private func makeState(connection: OpaquePointer, peer recorded: String?, url: UnsafePointer<CChar>?,
+                           method: UnsafePointer<CChar>?) -> RequestState {
+        let peer = recorded ?? HTTPServer.peerAddress(of: connection)
         let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                                   path: url.map { String(cString: $0) } ?? "/",
                                   clientIP: peer, requestID: nextRequestID())
@@ -362,8 +366,10 @@ extension HTTPServer {
         let request = state.request
         let seconds = (ContinuousClock.now - state.startedAt) / .seconds(1)
         metrics.record(route: state.label, status: response.status, seconds: seconds)
-        log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
-                        route: state.label, status: response.status, seconds: seconds))
+        if log.enabled {
+            log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
+                            route: state.label, status: response.status, seconds: seconds))
+        }
         // For HEAD libmicrohttpd sends the headers of this response, Content-Length included, and
         // no body: the length is the one the GET would have.
         let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { bytes in
