@@ -41,10 +41,23 @@ enum LibPQ {
         let columns = PQnfields(result)
         let rowCount = PQntuples(result)
         let names = (0..<columns).map { String(cString: PQfname(result, $0)) }
-        let rows: [[String?]] = (0..<rowCount).map { row in
-            (0..<columns).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+        // Each value's length is known (PQgetlength): no strlen per cell, one pass to validate the UTF-8.
+        var rows: [[String?]] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            var cells: [String?] = []
+            cells.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                guard PQgetisnull(result, row, column) == 0, let value = PQgetvalue(result, row, column) else {
+                    cells.append(nil)
+                    continue
+                }
+                let length = Int(PQgetlength(result, row, column))
+                cells.append(value.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+                })
             }
+            rows.append(cells)
         }
         let tag = String(cString: PQcmdStatus(result))
         return QueryResult(columnNames: names, rows: rows,
