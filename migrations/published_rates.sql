@@ -515,7 +515,8 @@ as $$
 declare
     tz pg_catalog.text;
     zone_end pg_catalog.timestamptz;
-    -- Runs: consecutive pieces under one rule (policy null: nothing governs).
+    -- Runs: consecutive pieces under one rule (policy null: nothing governs). Each path first fills
+    -- these with its governed pieces, one per element; the shared step below merges them into runs.
     run_policy pg_catalog.uuid[];
     run_rule integer[];
     run_from pg_catalog.timestamptz[];
@@ -583,29 +584,14 @@ begin
             join cds.schedule_intervals i on i.source = p_source and i.schedule_id = schedule and i.valid_from = w.epoch
         ),
         governed as (
-            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index,
-                   case when pg_catalog.lag(p.curb_policy_id) over w is not distinct from p.curb_policy_id
-                         and pg_catalog.lag(p.rule_index) over w is not distinct from p.rule_index
-                         and pg_catalog.lag(p.piece_from) over w is not null
-                        then 0 else 1 end as starts_run
+            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index
             from pieces p
             where p.piece_from < p.piece_to
-            window w as (order by p.piece_from)
-        ),
-        numbered as (
-            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
-            from governed g
-        ),
-        runs as (
-            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
-                   pg_catalog.max(n.piece_to) as run_to
-            from numbered n
-            group by n.run, n.curb_policy_id, n.rule_index
         )
-        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
-               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+        select pg_catalog.array_agg(g.curb_policy_id order by g.piece_from), pg_catalog.array_agg(g.rule_index order by g.piece_from),
+               pg_catalog.array_agg(g.piece_from order by g.piece_from), pg_catalog.array_agg(g.piece_to order by g.piece_from)
           into run_policy, run_rule, run_from, run_to
-        from runs r;
+        from governed g;
         else
         with spans as (
             select s.* from cds.time_spans s
@@ -705,33 +691,44 @@ begin
                 limit 1) g on true
         ),
         governed as (
-            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index,
-                   -- A new run starts where the rule changes (gaps and islands).
-                   case when pg_catalog.lag(g.curb_policy_id) over w is not distinct from g.curb_policy_id
-                         and pg_catalog.lag(g.rule_index) over w is not distinct from g.rule_index
-                         and pg_catalog.lag(p.piece_from) over w is not null
-                        then 0 else 1 end as starts_run
+            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index
             from patterned p
             join governed_patterns g
               on g.dow = p.dow and g.day_of_month = p.day_of_month and g.month = p.month
              and g.time_of_day = p.time_of_day and g.date_side = p.date_side
-            window w as (order by p.piece_from)
+        )
+        select pg_catalog.array_agg(g.curb_policy_id order by g.piece_from), pg_catalog.array_agg(g.rule_index order by g.piece_from),
+               pg_catalog.array_agg(g.piece_from order by g.piece_from), pg_catalog.array_agg(g.piece_to order by g.piece_from)
+          into run_policy, run_rule, run_from, run_to
+        from governed g;
+        end if;
+
+        -- Both paths gave the governed pieces in order; consecutive pieces under one rule form a run (gaps
+        -- and islands: a new run starts where the rule changes).
+        with governed as (
+            select u.piece_from, u.piece_to, u.policy, u.rule_index,
+                   case when pg_catalog.lag(u.policy) over w is not distinct from u.policy
+                         and pg_catalog.lag(u.rule_index) over w is not distinct from u.rule_index
+                         and pg_catalog.lag(u.piece_from) over w is not null
+                        then 0 else 1 end as starts_run
+            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                            pg_catalog.unnest(run_to)) as u(policy, rule_index, piece_from, piece_to)
+            window w as (order by u.piece_from)
         ),
         numbered as (
             select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
             from governed g
         ),
         runs as (
-            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+            select n.run, n.policy, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
                    pg_catalog.max(n.piece_to) as run_to
             from numbered n
-            group by n.run, n.curb_policy_id, n.rule_index
+            group by n.run, n.policy, n.rule_index
         )
-        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
+        select pg_catalog.array_agg(r.policy order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
                pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
           into run_policy, run_rule, run_from, run_to
         from runs r;
-        end if;
 
         -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
         -- max_stay is worked out once per rule, not per run.
