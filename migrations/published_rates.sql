@@ -588,8 +588,8 @@ begin
             from pieces p
             where p.piece_from < p.piece_to
         )
-        select pg_catalog.array_agg(g.curb_policy_id order by g.piece_from), pg_catalog.array_agg(g.rule_index order by g.piece_from),
-               pg_catalog.array_agg(g.piece_from order by g.piece_from), pg_catalog.array_agg(g.piece_to order by g.piece_from)
+        select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
+               pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
           into run_policy, run_rule, run_from, run_to
         from governed g;
         else
@@ -697,14 +697,15 @@ begin
               on g.dow = p.dow and g.day_of_month = p.day_of_month and g.month = p.month
              and g.time_of_day = p.time_of_day and g.date_side = p.date_side
         )
-        select pg_catalog.array_agg(g.curb_policy_id order by g.piece_from), pg_catalog.array_agg(g.rule_index order by g.piece_from),
-               pg_catalog.array_agg(g.piece_from order by g.piece_from), pg_catalog.array_agg(g.piece_to order by g.piece_from)
+        select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
+               pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
           into run_policy, run_rule, run_from, run_to
         from governed g;
         end if;
 
-        -- Both paths gave the governed pieces in order; consecutive pieces under one rule form a run (gaps
-        -- and islands: a new run starts where the rule changes).
+        -- Both paths gave the governed pieces, in no particular order (pieces never overlap, so their starts
+        -- order them: one sort, here). Consecutive pieces under one rule form a run (gaps and islands: a
+        -- new run starts where the rule changes).
         with governed as (
             select u.piece_from, u.piece_to, u.policy, u.rule_index,
                    case when pg_catalog.lag(u.policy) over w is not distinct from u.policy
