@@ -2,8 +2,11 @@
 /// and a short message safe to return to the client, which never contains the credential or any part of it.
 /// Each kind of credential has its own `Code` (``TokenErrorCode``, ``ChallengeErrorCode``); new codes can be
 /// added without breaking callers that switch on the ones they map.
-public struct Refusal<Code: Hashable & Sendable & CustomStringConvertible>: Error, Sendable, Equatable,
+public struct Refusal<RefusalCode: Hashable & Sendable & CustomStringConvertible>: Error, Sendable, Equatable,
     CustomStringConvertible {
+    /// `TokenError.Code`, `ChallengeError.Code`.
+    public typealias Code = RefusalCode
+
     public let code: Code
     public let message: String
 
