@@ -480,6 +480,43 @@ revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, tim
 -- The cost of a stay in one zone
 ------------------------------------------------------------------------------------------------------
 
+-- What one piece (a stretch of a run under one rate tier, piece_from to piece_to) is charged, times
+-- 604 800 000 000 (microseconds in a week), so that fixed units stay exact until the total is rounded:
+-- rate per unit, prorated (rolling) or per local calendar unit touched (calendar), after rounding up to
+-- whole increment_duration units; units of a month or more count from the stay's start (cds_elapsed).
+-- Shared by cds_stay and cds_compiled_costs. A SQL function without SET, called with plain columns, so
+-- the planner inlines it (and cds_calendar_units in it).
+create or replace function private.cds_piece_charge(rate integer, rate_unit text, rate_unit_period text,
+                                                    increment_duration integer, piece_from timestamptz,
+                                                    piece_to timestamptz, stay_start timestamptz, time_zone text)
+    returns numeric
+    language sql stable parallel safe
+    return case
+        when rate_unit_period = 'calendar' then
+            rate * 604800000000::numeric
+                 * case when increment_duration is null
+                        then private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                        else pg_catalog.ceil(private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                                             / increment_duration::numeric) * increment_duration end
+        when private.cds_unit_seconds(rate_unit) is not null then
+            case when increment_duration is null
+                 then rate * extract(epoch from piece_to - piece_from) * 1000000
+                      * (604800 / private.cds_unit_seconds(rate_unit))
+                 else rate * 604800000000::numeric * increment_duration
+                      * pg_catalog.ceil(extract(epoch from piece_to - piece_from)
+                                        / (private.cds_unit_seconds(rate_unit)::numeric * increment_duration)) end
+        else
+            pg_catalog.round(rate * 604800000000::numeric * case
+                when increment_duration is null
+                    then private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
+                         - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone)
+                else pg_catalog.ceil((private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
+                                      - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone))
+                                     / increment_duration) * increment_duration end)
+    end;
+revoke all on function private.cds_piece_charge(integer, text, text, integer, timestamptz, timestamptz, timestamptz, text)
+    from public;
+
 -- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
 --
 -- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
@@ -790,28 +827,8 @@ begin
     ),
     charged as (
         select p.*,
-               case
-                   when p.rate_unit_period = 'calendar' then
-                       p.rate * week_us * case when p.increment_duration is null
-                                               then private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, tz)
-                                               else pg_catalog.ceil(private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, tz)
-                                                                    / p.increment_duration::numeric) * p.increment_duration end
-                   when private.cds_unit_seconds(p.rate_unit) is not null then
-                       case when p.increment_duration is null
-                            then p.rate * extract(epoch from p.piece_to - p.piece_from) * 1000000
-                                 * (604800 / private.cds_unit_seconds(p.rate_unit))
-                            else p.rate * week_us * p.increment_duration
-                                 * pg_catalog.ceil(extract(epoch from p.piece_to - p.piece_from)
-                                                   / (private.cds_unit_seconds(p.rate_unit)::numeric * p.increment_duration)) end
-                   else
-                       pg_catalog.round(p.rate * week_us * case
-                           when p.increment_duration is null
-                               then private.cds_elapsed(p_start, p.piece_to, p.rate_unit, tz)
-                                    - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, tz)
-                           else pg_catalog.ceil((private.cds_elapsed(p_start, p.piece_to, p.rate_unit, tz)
-                                                 - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, tz))
-                                                / p.increment_duration) * p.increment_duration end)
-               end as scaled_charge
+               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
+                                        p.piece_to, p_start, tz) as scaled_charge
         from pieces p
         where p.piece_to > p.piece_from
     )
@@ -973,28 +990,8 @@ begin
     ),
     charged as (
         select p.source, p.schedule_id, p.increment_amount, p.maximum_fee,
-               case
-                   when p.rate_unit_period = 'calendar' then
-                       p.rate * week_us * case when p.increment_duration is null
-                                               then private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, p.tz)
-                                               else pg_catalog.ceil(private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, p.tz)
-                                                                    / p.increment_duration::numeric) * p.increment_duration end
-                   when private.cds_unit_seconds(p.rate_unit) is not null then
-                       case when p.increment_duration is null
-                            then p.rate * extract(epoch from p.piece_to - p.piece_from) * 1000000
-                                 * (604800 / private.cds_unit_seconds(p.rate_unit))
-                            else p.rate * week_us * p.increment_duration
-                                 * pg_catalog.ceil(extract(epoch from p.piece_to - p.piece_from)
-                                                   / (private.cds_unit_seconds(p.rate_unit)::numeric * p.increment_duration)) end
-                   else
-                       pg_catalog.round(p.rate * week_us * case
-                           when p.increment_duration is null
-                               then private.cds_elapsed(p_start, p.piece_to, p.rate_unit, p.tz)
-                                    - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, p.tz)
-                           else pg_catalog.ceil((private.cds_elapsed(p_start, p.piece_to, p.rate_unit, p.tz)
-                                                 - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, p.tz))
-                                                / p.increment_duration) * p.increment_duration end)
-               end as scaled_charge
+               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
+                                        p.piece_to, p_start, p.tz) as scaled_charge
         from charge_pieces p
         where p.piece_to > p.piece_from
     ),
