@@ -159,10 +159,9 @@ public struct MigrationRunner: Sendable {
     /// before schema versions declares none, so its `migrate` fails at its first file and rolls it back.
     private func record(_ version: SchemaVersion, replacing previous: SchemaVersion?, on session: MigrationSession,
                         probe: () -> Void) throws(DatabaseError) {
-        var sql = "set local lock_timeout = '\(lockRetry.lockTimeoutSetting)';\n"
-            + "select pg_catalog.set_config('\(SchemaVersion.migratorSetting)', '\(version.version)', true);\n"
+        var sql = ""
         if previous?.version != version.version {
-            sql += """
+            sql = """
                 do $$
                 declare
                     c pg_catalog.text;
@@ -180,19 +179,10 @@ public struct MigrationRunner: Sendable {
 
                 """
         }
-        do throws(DatabaseError) {
-            try session.execute("begin")
-            try session.execute(sql, probeEvery: probeInterval, probe: probe)
-            try session.execute("""
-                insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
-                on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
-                """, [SchemaVersion.recordName, version.recordText])
-            try session.execute("commit")
-        } catch {
-            _ = try? session.execute("rollback")
-            throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
-                                message: "recording schema version \(version.version) failed: \(error.message)",
-                                detail: error.detail, hint: error.hint, severity: error.severity)
+        try transaction(as: version, on: session, failing: "recording schema version \(version.version)") {
+            () throws(DatabaseError) in
+            if !sql.isEmpty { try session.execute(sql, probeEvery: probeInterval, probe: probe) }
+            try Self.recordApplied(SchemaVersion.recordName, checksum: version.recordText, on: session)
         }
     }
 
@@ -200,11 +190,8 @@ public struct MigrationRunner: Sendable {
     /// still holds an old checksum the file supersedes changes, so nothing recorded meanwhile is overwritten.
     private func rerecord(_ files: [MigrationFile], superseded: [SupersededChecksum], version: SchemaVersion,
                           on session: MigrationSession) throws(DatabaseError) {
-        do throws(DatabaseError) {
-            try session.execute("begin")
-            try session.execute("set local lock_timeout = '\(lockRetry.lockTimeoutSetting)'")
-            try session.execute("select pg_catalog.set_config($1, $2, true)",
-                                [SchemaVersion.migratorSetting, String(version.version)])
+        try transaction(as: version, on: session, failing: "recording the new checksums of superseded migrations") {
+            () throws(DatabaseError) in
             for file in files {
                 let olds = superseded.filter { $0.name == file.name && $0.new == file.checksum }.map(\.old)
                 let tag = try session.execute("""
@@ -215,12 +202,6 @@ public struct MigrationRunner: Sendable {
                     throw DatabaseError(code: .migrationFailed, message: "the recorded checksum of \(file.name) changed during the run")
                 }
             }
-            try session.execute("commit")
-        } catch {
-            _ = try? session.execute("rollback")
-            throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
-                                message: "recording the new checksums of superseded migrations failed: \(error.message)",
-                                detail: error.detail, hint: error.hint, severity: error.severity)
         }
     }
 
@@ -229,30 +210,50 @@ public struct MigrationRunner: Sendable {
 
     private func apply(_ file: MigrationFile, sql: String, version: SchemaVersion, on session: MigrationSession,
                        probe: () -> Void) throws(DatabaseError) {
+        try transaction(as: version, on: session, failing: "migration \(file.name)") { () throws(DatabaseError) in
+            try session.execute(sql, probeEvery: probeInterval, probe: probe)
+            try Self.recordApplied(file.name, checksum: file.checksum, on: session)
+        }
+        // Session settings a file changed with plain SET must not leak into the next file.
+        do throws(DatabaseError) {
+            try session.execute("reset all")
+        } catch {
+            throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
+                                message: "migration \(file.name) failed: \(error.message)",
+                                detail: error.detail, hint: error.hint, severity: error.severity)
+        }
+    }
+
+    /// One transaction of the run: begun under the lock timeout and declaring this migrator's schema
+    /// version (local to it: a file may still say otherwise for itself), `body`, then COMMIT. Any error
+    /// rolls it back and ends the run with `migrationFailed`, "`what` failed: …".
+    private func transaction(as version: SchemaVersion, on session: MigrationSession, failing what: String,
+                             _ body: () throws(DatabaseError) -> Void) throws(DatabaseError) {
         do throws(DatabaseError) {
             try session.execute("begin")
-            // Local to the file's transaction: a file may still say otherwise for itself.
             try session.execute("set local lock_timeout = '\(lockRetry.lockTimeoutSetting)'")
             try session.execute("select pg_catalog.set_config($1, $2, true)",
                                 [SchemaVersion.migratorSetting, String(version.version)])
-            try session.execute(sql, probeEvery: probeInterval, probe: probe)
-            try session.execute("""
-                insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
-                on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
-                """, [file.name, file.checksum])
+            try body()
             // A file that issues its own COMMIT/ROLLBACK would make this COMMIT a no-op or a warning.
             let tag = try session.execute("commit").commandTag
             guard tag == "COMMIT" else {
                 throw DatabaseError(code: .migrationFailed, message: "transaction ended with \(tag), not COMMIT; migration files must not end transactions")
             }
-            // Session settings a file changed with plain SET must not leak into the next file.
-            try session.execute("reset all")
         } catch {
             _ = try? session.execute("rollback")
             throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
-                                message: "migration \(file.name) failed: \(error.message)",
+                                message: "\(what) failed: \(error.message)",
                                 detail: error.detail, hint: error.hint, severity: error.severity)
         }
+    }
+
+    /// The bookkeeping row of a file (or of the schema version).
+    private static func recordApplied(_ name: String, checksum: String, on session: MigrationSession) throws(DatabaseError) {
+        try session.execute("""
+            insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
+            on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
+            """, [name, checksum])
     }
 
     private static func applied(_ session: MigrationSession) throws(DatabaseError) -> [AppliedMigration] {

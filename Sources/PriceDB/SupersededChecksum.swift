@@ -8,12 +8,6 @@ public struct SupersededChecksum: Sendable, Hashable {
     public var old: String
     public var new: String
 
-    public init(name: String, old: String, new: String) {
-        self.name = name
-        self.old = old
-        self.new = new
-    }
-
     /// The file in the migrations directory that lists them. Not `.sql`: no planner takes it for a migration.
     public static let fileName = "superseded.txt"
 
