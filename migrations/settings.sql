@@ -103,10 +103,14 @@ begin
         alter domain private.rate_kind
             add constraint rate_kind_known check (value = any (private.rate_kinds()));
     end if;
+    -- By the catalog's dependency, not the constraint's text (which prints names as search_path sees them):
+    -- a changed table constraint is checked against every row under an ACCESS EXCLUSIVE lock.
     if not exists (select from pg_catalog.pg_constraint c
+                   join pg_catalog.pg_depend d on d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
+                                              and d.objid = c.oid
+                                              and d.refobjid = 'private.rate_kinds()'::pg_catalog.regprocedure
                    where c.conrelid = 'public.price_reports'::pg_catalog.regclass
-                     and c.conname = 'price_reports_rate_kind_known'
-                     and pg_catalog.pg_get_constraintdef(c.oid) like '%private.rate_kinds()%') then
+                     and c.conname = 'price_reports_rate_kind_known') then
         alter table public.price_reports
             drop constraint if exists price_reports_rate_kind_known,
             add constraint price_reports_rate_kind_known check (rate_kind = any (private.rate_kinds()));
