@@ -1,24 +1,12 @@
--- Definitions the repeatable files share, each written once, and the one-off steps of splitting
--- policies.sql into auth.sql, limits.sql, medians.sql, reports.sql and policies.sql.
-
--- The rate kinds, once: the table's check, the rate-kind domain and the median functions all read this
--- list. IMMUTABLE like the settings in 0004; to change it, add a migration that replaces the function
--- (rows already stored are not re-checked).
-create function private.rate_kinds() returns text[]
-    language sql immutable parallel safe
-    return '{hourly,daily,flat,monthly}'::text[];
+-- Types the repeatable files share, each written once, and the one-off steps of splitting policies.sql
+-- into auth.sql, limits.sql, medians.sql, reports.sql and policies.sql. The shared constants
+-- (private.rate_kinds(), private.reporter_lock_namespace()) are functions and live in settings.sql.
 
 -- A known rate kind: what the median functions take. Arguments are cast to it (medians.sql), so an
--- unknown kind fails before anything is read.
-create domain private.rate_kind as text
-    constraint rate_kind_known check (value = any (private.rate_kinds()));
-
--- The table's check reads the same list. It stays a table constraint under its old name (rather than the
--- column becoming the domain), so a bad row still fails with 23514 "new row for relation "price_reports"
--- violates check constraint "price_reports_rate_kind_known"", which the service passes on to clients.
-alter table public.price_reports
-    drop constraint price_reports_rate_kind_known,
-    add constraint price_reports_rate_kind_known check (rate_kind = any (private.rate_kinds()));
+-- unknown kind fails before anything is read. Its check, `rate_kind_known`, calls private.rate_kinds(),
+-- which only exists once settings.sql has run: settings.sql adds the check to this domain, and gives
+-- public.price_reports' check constraint the same list.
+create domain private.rate_kind as text;
 
 -- One median row: what price_median, price_medians and price_median_overview return (same columns, in
 -- the same order, as their former RETURNS TABLE).
@@ -31,16 +19,6 @@ create type private.median_row as (
     reports integer,
     last_reported_at timestamptz
 );
-
--- Advisory-lock namespace of the per-reporter locks the cap trigger takes: the first key of
--- pg_advisory_xact_lock(int, int), 1886546275 = 0x70726963, "pric" in ASCII. The second key is the
--- reporter's hash. Distinct from `pricesvc migrate`'s session lock, a single bigint key ("pricesvc").
-create function private.reporter_lock_namespace() returns integer
-    language sql immutable parallel safe
-    return 1886546275;
-
-revoke execute on function private.rate_kinds() from public;
-revoke execute on function private.reporter_lock_namespace() from public;
 
 -- One-off: functions whose result type or argument names change, dropped so the repeatable files can
 -- create them anew (CREATE OR REPLACE cannot change either). Their grants come back from policies.sql,

@@ -14,33 +14,8 @@
 --   few rows that changed meaning since the last fold (queued reports, latest reports that aged out,
 --   reports in price_reports between the group's expired_through and the reader's window edge).
 
--- Width of a histogram band in cents: a median reads every band of its group, then the prices of the one
--- or two bands holding the middle ranks.
-create function private.median_band_cents() returns integer
-    language sql immutable parallel safe
-    return 64;
-
--- A group is folded when a report's id is a multiple of this, so a group holds about this many queued
--- reports; reads correct the folded state with each of them.
-create function private.median_fold_every() returns integer
-    language sql immutable parallel safe
-    return 16;
-
--- A reporter is folded in only once their identity is this much older than maturity requires: a replica
--- whose clock trails the primary's by less than this still sees every folded reporter as mature.
-create function private.median_fold_margin() returns interval
-    language sql immutable parallel safe
-    return interval '5 minutes';
-
--- First key of the per-group advisory lock that serialises folds: 1835361390 = "medn" in ASCII.
-create function private.median_lock_namespace() returns integer
-    language sql immutable parallel safe
-    return 1835361390;
-
-revoke execute on function private.median_band_cents() from public;
-revoke execute on function private.median_fold_every() from public;
-revoke execute on function private.median_fold_margin() from public;
-revoke execute on function private.median_lock_namespace() from public;
+-- Its constants (median_band_cents(), median_fold_every(), median_fold_margin(),
+-- median_lock_namespace()) are functions and live in settings.sql.
 
 -- Reports not folded yet. matures_at is when the reporter's identity becomes old enough to count
 -- (auth.users.created_at + reporter_maturity(), -infinity without a users row), as of the insert: folds
@@ -112,8 +87,7 @@ create table private.median_totals (
     primary key (location_id, rate_kind, currency)
 );
 
-revoke all on table private.median_queue, private.median_groups, private.median_latest, private.median_prices,
-    private.median_price_bands, private.median_totals from public, anon, authenticated, price_analyst, authenticator;
+-- Closed to every client role: policies.sql revokes all on the tables of schema private.
 
 -- Reports of a group by time: what aged out since a fold (folds and readers), and the scan behind an
 -- overview narrowed with `since`. It replaces the per-reporter median index, which only the old median

@@ -324,14 +324,20 @@ end
 $$;
 revoke all on function private.median_rebuild(text[]) from public;
 
+-- A group's key under median_lock_namespace(): the one definition of the fold lock's key, for both ways
+-- of taking it below.
+create or replace function private.median_group_lock_key(location_id text, rate_kind text) returns integer
+    language sql immutable parallel safe
+    return pg_catalog.hashtext(location_id || '/' || rate_kind);
+revoke all on function private.median_group_lock_key(text, text) from public;
+
 -- Takes the group's fold lock for the rest of the transaction if no other transaction holds it; false if
--- one does (it is folding the group now). The one definition of the lock's key: every fold path asks here.
+-- one does (it is folding the group now). Every fold path asks here.
 create or replace function private.median_try_lock_group(location_id text, rate_kind text)
     returns boolean
     language sql volatile set search_path = ''
     return pg_catalog.pg_try_advisory_xact_lock(private.median_lock_namespace(),
-                                                pg_catalog.hashtext(median_try_lock_group.location_id || '/'
-                                                                    || median_try_lock_group.rate_kind));
+        private.median_group_lock_key(median_try_lock_group.location_id, median_try_lock_group.rate_kind));
 revoke all on function private.median_try_lock_group(text, text) from public;
 
 -- The same lock, waited for: for the owner's erasure (auth.forget_user, maintenance.sql), which must
@@ -340,8 +346,7 @@ create or replace function private.median_lock_group(location_id text, rate_kind
     returns void
     language sql volatile set search_path = ''
     return pg_catalog.pg_advisory_xact_lock(private.median_lock_namespace(),
-                                            pg_catalog.hashtext(median_lock_group.location_id || '/'
-                                                                || median_lock_group.rate_kind));
+        private.median_group_lock_key(median_lock_group.location_id, median_lock_group.rate_kind));
 revoke all on function private.median_lock_group(text, text) from public;
 
 -- AFTER INSERT, per row: after the insert trigger and the RLS policy accepted the row, so only reports

@@ -480,6 +480,43 @@ revoke all on function private.cds_span_matches(cds.time_spans, timestamptz, tim
 -- The cost of a stay in one zone
 ------------------------------------------------------------------------------------------------------
 
+-- What one piece (a stretch of a run under one rate tier, piece_from to piece_to) is charged, times
+-- 604 800 000 000 (microseconds in a week), so that fixed units stay exact until the total is rounded:
+-- rate per unit, prorated (rolling) or per local calendar unit touched (calendar), after rounding up to
+-- whole increment_duration units; units of a month or more count from the stay's start (cds_elapsed).
+-- Shared by cds_stay and cds_compiled_costs. A SQL function without SET, called with plain columns, so
+-- the planner inlines it (and cds_calendar_units in it).
+create or replace function private.cds_piece_charge(rate integer, rate_unit text, rate_unit_period text,
+                                                    increment_duration integer, piece_from timestamptz,
+                                                    piece_to timestamptz, stay_start timestamptz, time_zone text)
+    returns numeric
+    language sql stable parallel safe
+    return case
+        when rate_unit_period = 'calendar' then
+            rate * 604800000000::numeric
+                 * case when increment_duration is null
+                        then private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                        else pg_catalog.ceil(private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                                             / increment_duration::numeric) * increment_duration end
+        when private.cds_unit_seconds(rate_unit) is not null then
+            case when increment_duration is null
+                 then rate * extract(epoch from piece_to - piece_from) * 1000000
+                      * (604800 / private.cds_unit_seconds(rate_unit))
+                 else rate * 604800000000::numeric * increment_duration
+                      * pg_catalog.ceil(extract(epoch from piece_to - piece_from)
+                                        / (private.cds_unit_seconds(rate_unit)::numeric * increment_duration)) end
+        else
+            pg_catalog.round(rate * 604800000000::numeric * case
+                when increment_duration is null
+                    then private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
+                         - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone)
+                else pg_catalog.ceil((private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
+                                      - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone))
+                                     / increment_duration) * increment_duration end)
+    end;
+revoke all on function private.cds_piece_charge(integer, text, text, integer, timestamptz, timestamptz, timestamptz, text)
+    from public;
+
 -- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
 --
 -- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
@@ -515,7 +552,8 @@ as $$
 declare
     tz pg_catalog.text;
     zone_end pg_catalog.timestamptz;
-    -- Runs: consecutive pieces under one rule (policy null: nothing governs).
+    -- Runs: consecutive pieces under one rule (policy null: nothing governs). Each path first fills
+    -- these with its governed pieces, one per element; the shared step below merges them into runs.
     run_policy pg_catalog.uuid[];
     run_rule integer[];
     run_from pg_catalog.timestamptz[];
@@ -583,29 +621,14 @@ begin
             join cds.schedule_intervals i on i.source = p_source and i.schedule_id = schedule and i.valid_from = w.epoch
         ),
         governed as (
-            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index,
-                   case when pg_catalog.lag(p.curb_policy_id) over w is not distinct from p.curb_policy_id
-                         and pg_catalog.lag(p.rule_index) over w is not distinct from p.rule_index
-                         and pg_catalog.lag(p.piece_from) over w is not null
-                        then 0 else 1 end as starts_run
+            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index
             from pieces p
             where p.piece_from < p.piece_to
-            window w as (order by p.piece_from)
-        ),
-        numbered as (
-            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
-            from governed g
-        ),
-        runs as (
-            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
-                   pg_catalog.max(n.piece_to) as run_to
-            from numbered n
-            group by n.run, n.curb_policy_id, n.rule_index
         )
-        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
-               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+        select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
+               pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
           into run_policy, run_rule, run_from, run_to
-        from runs r;
+        from governed g;
         else
         with spans as (
             select s.* from cds.time_spans s
@@ -705,33 +728,45 @@ begin
                 limit 1) g on true
         ),
         governed as (
-            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index,
-                   -- A new run starts where the rule changes (gaps and islands).
-                   case when pg_catalog.lag(g.curb_policy_id) over w is not distinct from g.curb_policy_id
-                         and pg_catalog.lag(g.rule_index) over w is not distinct from g.rule_index
-                         and pg_catalog.lag(p.piece_from) over w is not null
-                        then 0 else 1 end as starts_run
+            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index
             from patterned p
             join governed_patterns g
               on g.dow = p.dow and g.day_of_month = p.day_of_month and g.month = p.month
              and g.time_of_day = p.time_of_day and g.date_side = p.date_side
-            window w as (order by p.piece_from)
+        )
+        select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
+               pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
+          into run_policy, run_rule, run_from, run_to
+        from governed g;
+        end if;
+
+        -- Both paths gave the governed pieces, in no particular order (pieces never overlap, so their starts
+        -- order them: one sort, here). Consecutive pieces under one rule form a run (gaps and islands: a
+        -- new run starts where the rule changes).
+        with governed as (
+            select u.piece_from, u.piece_to, u.policy, u.rule_index,
+                   case when pg_catalog.lag(u.policy) over w is not distinct from u.policy
+                         and pg_catalog.lag(u.rule_index) over w is not distinct from u.rule_index
+                         and pg_catalog.lag(u.piece_from) over w is not null
+                        then 0 else 1 end as starts_run
+            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                            pg_catalog.unnest(run_to)) as u(policy, rule_index, piece_from, piece_to)
+            window w as (order by u.piece_from)
         ),
         numbered as (
             select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
             from governed g
         ),
         runs as (
-            select n.run, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+            select n.run, n.policy, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
                    pg_catalog.max(n.piece_to) as run_to
             from numbered n
-            group by n.run, n.curb_policy_id, n.rule_index
+            group by n.run, n.policy, n.rule_index
         )
-        select pg_catalog.array_agg(r.curb_policy_id order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
+        select pg_catalog.array_agg(r.policy order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
                pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
           into run_policy, run_rule, run_from, run_to
         from runs r;
-        end if;
 
         -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
         -- max_stay is worked out once per rule, not per run.
@@ -792,28 +827,8 @@ begin
     ),
     charged as (
         select p.*,
-               case
-                   when p.rate_unit_period = 'calendar' then
-                       p.rate * week_us * case when p.increment_duration is null
-                                               then private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, tz)
-                                               else pg_catalog.ceil(private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, tz)
-                                                                    / p.increment_duration::numeric) * p.increment_duration end
-                   when private.cds_unit_seconds(p.rate_unit) is not null then
-                       case when p.increment_duration is null
-                            then p.rate * extract(epoch from p.piece_to - p.piece_from) * 1000000
-                                 * (604800 / private.cds_unit_seconds(p.rate_unit))
-                            else p.rate * week_us * p.increment_duration
-                                 * pg_catalog.ceil(extract(epoch from p.piece_to - p.piece_from)
-                                                   / (private.cds_unit_seconds(p.rate_unit)::numeric * p.increment_duration)) end
-                   else
-                       pg_catalog.round(p.rate * week_us * case
-                           when p.increment_duration is null
-                               then private.cds_elapsed(p_start, p.piece_to, p.rate_unit, tz)
-                                    - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, tz)
-                           else pg_catalog.ceil((private.cds_elapsed(p_start, p.piece_to, p.rate_unit, tz)
-                                                 - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, tz))
-                                                / p.increment_duration) * p.increment_duration end)
-               end as scaled_charge
+               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
+                                        p.piece_to, p_start, tz) as scaled_charge
         from pieces p
         where p.piece_to > p.piece_from
     )
@@ -975,28 +990,8 @@ begin
     ),
     charged as (
         select p.source, p.schedule_id, p.increment_amount, p.maximum_fee,
-               case
-                   when p.rate_unit_period = 'calendar' then
-                       p.rate * week_us * case when p.increment_duration is null
-                                               then private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, p.tz)
-                                               else pg_catalog.ceil(private.cds_calendar_units(p.piece_from, p.piece_to, p.rate_unit, p.tz)
-                                                                    / p.increment_duration::numeric) * p.increment_duration end
-                   when private.cds_unit_seconds(p.rate_unit) is not null then
-                       case when p.increment_duration is null
-                            then p.rate * extract(epoch from p.piece_to - p.piece_from) * 1000000
-                                 * (604800 / private.cds_unit_seconds(p.rate_unit))
-                            else p.rate * week_us * p.increment_duration
-                                 * pg_catalog.ceil(extract(epoch from p.piece_to - p.piece_from)
-                                                   / (private.cds_unit_seconds(p.rate_unit)::numeric * p.increment_duration)) end
-                   else
-                       pg_catalog.round(p.rate * week_us * case
-                           when p.increment_duration is null
-                               then private.cds_elapsed(p_start, p.piece_to, p.rate_unit, p.tz)
-                                    - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, p.tz)
-                           else pg_catalog.ceil((private.cds_elapsed(p_start, p.piece_to, p.rate_unit, p.tz)
-                                                 - private.cds_elapsed(p_start, p.piece_from, p.rate_unit, p.tz))
-                                                / p.increment_duration) * p.increment_duration end)
-               end as scaled_charge
+               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
+                                        p.piece_to, p_start, p.tz) as scaled_charge
         from charge_pieces p
         where p.piece_to > p.piece_from
     ),

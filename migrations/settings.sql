@@ -93,6 +93,31 @@ create or replace function private.rate_kinds() returns text[]
     return '{hourly,daily,flat,monthly}'::text[];
 revoke all on function private.rate_kinds() from public;
 
+-- The checks that read it. Versioned files create tables and types before any function exists, so
+-- 0003 gave price_reports a literal list and 0007 created the domain bare; here, once the function does,
+-- both get the check that calls it (a no-op where they have it: every database since 0007's first text).
+do $$
+begin
+    if not exists (select from pg_catalog.pg_constraint c
+                   where c.contypid = 'private.rate_kind'::pg_catalog.regtype and c.conname = 'rate_kind_known') then
+        alter domain private.rate_kind
+            add constraint rate_kind_known check (value = any (private.rate_kinds()));
+    end if;
+    -- By the catalog's dependency, not the constraint's text (which prints names as search_path sees them):
+    -- a changed table constraint is checked against every row under an ACCESS EXCLUSIVE lock.
+    if not exists (select from pg_catalog.pg_constraint c
+                   join pg_catalog.pg_depend d on d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
+                                              and d.objid = c.oid
+                                              and d.refobjid = 'private.rate_kinds()'::pg_catalog.regprocedure
+                   where c.conrelid = 'public.price_reports'::pg_catalog.regclass
+                     and c.conname = 'price_reports_rate_kind_known') then
+        alter table public.price_reports
+            drop constraint if exists price_reports_rate_kind_known,
+            add constraint price_reports_rate_kind_known check (rate_kind = any (private.rate_kinds()));
+    end if;
+end
+$$;
+
 -- The hourly cap: at most reporter_cap() reports per reporter within cap_window().
 create or replace function private.reporter_cap() returns integer
     language sql immutable parallel safe

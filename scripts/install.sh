@@ -21,8 +21,11 @@ root=$destdir$prefix
 install -d -m 0755 "$root/bin" "$root/share/pricesvc/migrations" "$root/share/doc/pricesvc" \
   "$root/lib/sysusers.d" "$destdir$unitdir" "$destdir$sysconfdir/pricesvc"
 install -m 0755 "$bin" "$root/bin/pricesvc"
-rm -f "$root/share/pricesvc/migrations/"*.sql   # a file removed from migrations/ must not linger
-install -m 0644 migrations/*.sql "$root/share/pricesvc/migrations/"
+# The SQL files, the schema version (VERSION) and the superseded checksums (superseded.txt): the migrator
+# reads all three (docs/upgrading.md). A file removed from migrations/ must not linger.
+rm -f "$root/share/pricesvc/migrations/"*.sql "$root/share/pricesvc/migrations/VERSION" \
+  "$root/share/pricesvc/migrations/superseded.txt"
+install -m 0644 migrations/*.sql migrations/VERSION migrations/superseded.txt "$root/share/pricesvc/migrations/"
 sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" -e "s|@DOCDIR@|$prefix/share/doc/pricesvc|g" packaging/pricesvc.service.in \
   > "$destdir$unitdir/pricesvc.service"
 chmod 0644 "$destdir$unitdir/pricesvc.service"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Holds migrations/ to its layout (docs/contracts.md, "migrations/ layout"):
 
-- a versioned file numbered above GRANDFATHERED (NNNN_name.sql) holds tables, types and data changes
-  only: no function, no GRANT or REVOKE, no ownership change;
+- every versioned file (NNNN_name.sql) holds tables, types and data changes only: no function, no GRANT
+  or REVOKE, no ownership change;
 - a repeatable file other than policies.sql grants nothing and changes no owner; the one revoke it may
   hold is `revoke all on function ... from public` for a function it creates (closed from its commit on;
   policies.sql re-declares it);
@@ -10,8 +10,9 @@
 - with a database (PGHOST/PGDATABASE or --database), every function in pricesvc's schemas is created by
   a repeatable file: a function only a versioned file defines cannot be fixed without copying it whole.
 
-Versioned files up to GRANDFATHERED are applied in deployed databases and cannot change; the repeatable
-files redefine every function they created and policies.sql re-declares their grants.
+Versioned files applied in deployed databases cannot change, but for a text migrations/superseded.txt
+records (MigrationPlanner accepts the old checksum and migrate records the new one): that is how the files
+up to 0014, written before these rules, lost their functions and grants.
 
 Usage: scripts/lint-migrations.py [--migrations DIR] [--database NAME | --no-database]
        scripts/lint-migrations.py --repeatable-functions   (schema.name,... for tests/pgtap/06_layout.sql)
@@ -27,7 +28,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-GRANDFATHERED = 14  # the highest versioned file written before these rules
 FINAL = "policies.sql"
 # Schemas whose every function, but an extension's, must come from a repeatable file. public counts
 # whole: in the test database nothing but pricesvc puts functions there (policies.sql, which may run
@@ -101,9 +101,7 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
     repeatable_functions: set[str] = set()
     for path in sorted(directory.glob("*.sql")):
         name, text = path.name, path.read_text(encoding="utf-8")
-        if m := VERSIONED.match(name):
-            if int(m.group(1)) <= GRANDFATHERED:
-                continue
+        if VERSIONED.match(name):
             # DO blocks are searched too, strings in them included: a versioned file has no function
             # bodies to excuse, so any dollar-quoted text is searched as SQL.
             flat = strip_sql(text, keep_dollar_bodies=True)

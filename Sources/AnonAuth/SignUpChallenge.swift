@@ -45,50 +45,48 @@ public struct SpentChallenge: Sendable, Equatable {
     public var expiresAt: Int
 }
 
-/// Why a sign-up challenge solution was refused. `message` is safe to return to the client.
-public struct ChallengeError: Error, Sendable, Equatable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable {
-            case missing, malformed, unsupportedAlgorithm, badSignature, wrongNumber, expired
-        }
+/// Why a sign-up challenge solution was refused.
+public typealias ChallengeError = Refusal<ChallengeErrorCode>
 
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-
-        /// No `captcha_token` in the request.
-        public static let missing = Code(.missing)
-        /// Not base64 of a JSON object with the five fields of the right types, or a salt without one expiry.
-        public static let malformed = Code(.malformed)
-        /// Anything but `SHA-256`.
-        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
-        /// The challenge was not signed with this service's key.
-        public static let badSignature = Code(.badSignature)
-        /// `SHA-256(salt + number)` is not the challenge: a wrong number, or an altered salt.
-        public static let wrongNumber = Code(.wrongNumber)
-        public static let expired = Code(.expired)
-
-        public var description: String { base.rawValue }
+/// The codes of ``ChallengeError``.
+public struct ChallengeErrorCode: Sendable, Hashable, CustomStringConvertible {
+    private enum Base: String, Sendable {
+        case missing, malformed, unsupportedAlgorithm, badSignature, wrongNumber, expired
     }
 
-    public let code: Code
-    public let message: String
+    private let base: Base
+    private init(_ base: Base) { self.base = base }
 
-    public init(code: Code, message: String) {
-        self.code = code
-        self.message = message
-    }
+    /// No `captcha_token` in the request.
+    public static let missing = Self(.missing)
+    /// Not base64 of a JSON object with the five fields of the right types, or a salt without one expiry.
+    public static let malformed = Self(.malformed)
+    /// Anything but `SHA-256`.
+    public static let unsupportedAlgorithm = Self(.unsupportedAlgorithm)
+    /// The challenge was not signed with this service's key.
+    public static let badSignature = Self(.badSignature)
+    /// `SHA-256(salt + number)` is not the challenge: a wrong number, or an altered salt.
+    public static let wrongNumber = Self(.wrongNumber)
+    public static let expired = Self(.expired)
 
-    public var description: String { "\(code): \(message)" }
+    public var description: String { base.rawValue }
 }
 
 extension ChallengeError {
-    static let missing = ChallengeError(code: .missing, message: "captcha_token is required: solve GET /auth/v1/challenge first")
-    static let malformed = ChallengeError(code: .malformed, message: "captcha_token is not an ALTCHA solution payload")
-    static let unsupportedAlgorithm = ChallengeError(code: .unsupportedAlgorithm,
-                                                     message: "challenge algorithm is not supported (only SHA-256 is)")
-    static let badSignature = ChallengeError(code: .badSignature, message: "challenge signature is invalid")
-    static let wrongNumber = ChallengeError(code: .wrongNumber, message: "the number does not solve the challenge")
-    static let expired = ChallengeError(code: .expired, message: "challenge has expired: fetch a new one")
+    static var missing: ChallengeError {
+        ChallengeError(code: .missing, message: "captcha_token is required: solve GET /auth/v1/challenge first")
+    }
+    static var malformed: ChallengeError {
+        ChallengeError(code: .malformed, message: "captcha_token is not an ALTCHA solution payload")
+    }
+    static var unsupportedAlgorithm: ChallengeError {
+        ChallengeError(code: .unsupportedAlgorithm, message: "challenge algorithm is not supported (only SHA-256 is)")
+    }
+    static var badSignature: ChallengeError { ChallengeError(code: .badSignature, message: "challenge signature is invalid") }
+    static var wrongNumber: ChallengeError {
+        ChallengeError(code: .wrongNumber, message: "the number does not solve the challenge")
+    }
+    static var expired: ChallengeError { ChallengeError(code: .expired, message: "challenge has expired: fetch a new one") }
 }
 
 /// Issues and verifies sign-up challenges. Pure apart from the random salt and number of `issue(now:)`;

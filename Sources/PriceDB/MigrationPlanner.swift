@@ -37,8 +37,11 @@ public struct MigrationPlan: Sendable, Equatable {
     public var databaseVersion: SchemaVersion?
     /// The directory's version, recorded before the first step when it differs from `databaseVersion`.
     public var version: SchemaVersion = .undeclared
+    /// Versioned files whose recorded checksum is a superseded one of theirs (``SupersededChecksum``):
+    /// migrate records each file's checksum without running it.
+    public var rerecorded: [MigrationFile] = []
     public var recordsVersion: Bool { version != .undeclared && databaseVersion != version }
-    public var isUpToDate: Bool { steps.isEmpty && !recordsVersion }
+    public var isUpToDate: Bool { steps.isEmpty && !recordsVersion && rerecorded.isEmpty }
 }
 
 /// How the database compares with the files, for `/readyz`. Never throws: a changed file is a state to report.
@@ -48,11 +51,15 @@ public struct MigrationStatus: Sendable, Equatable {
     /// Versioned files whose applied checksum differs from the file.
     public var changed: [String]
     public var unknownApplied: [String]
+    /// Versioned files applied in a text that `superseded.txt` says the shipped one replaces: served as
+    /// they are (the catalog is the same), and migrate records the new checksum.
+    public var superseded: [String] = []
     /// What the database recorded (nil: nothing, a database from before schema versions).
     public var databaseVersion: SchemaVersion?
     /// This build's migrations directory's version.
     public var version: SchemaVersion = .undeclared
-    public var isCurrent: Bool { pending.isEmpty && changed.isEmpty }
+    /// Nothing for migrate to do: no file pending or changed, no superseded checksum left to record.
+    public var isCurrent: Bool { pending.isEmpty && changed.isEmpty && superseded.isEmpty }
 
     /// The database recorded a higher version than this build's: a newer release migrated it.
     public var databaseIsNewer: Bool { (databaseVersion?.version ?? 0) > version.version }
@@ -62,7 +69,7 @@ public struct MigrationStatus: Sendable, Equatable {
     ///
     /// A newer schema that accepts this build's version is served as it is: its repeatable files are the
     /// newer release's, and only this build's own versioned files must be there. An equal or older one
-    /// must match the files exactly, as before schema versions.
+    /// must match the files exactly, as before schema versions. A superseded checksum is no problem.
     public var problem: String? {
         if let databaseVersion, databaseIsNewer {
             guard databaseVersion.accepts(binary: version.version) else {
@@ -90,6 +97,10 @@ public struct MigrationStatus: Sendable, Equatable {
 ///   ``firstFileName`` (`settings.sql`) first, since every other file may read a setting, then the rest in
 ///   name order, and ``finalFileName`` (`policies.sql`) always last.
 ///
+/// A versioned file whose recorded checksum differs from the file's is refused, unless ``superseded`` lists
+/// the recorded checksum as an old text of that file and the file's checksum as its new text: then the
+/// plan records the new checksum without running the file (``MigrationPlan/rerecorded``).
+///
 /// A repeatable file runs when its checksum differs from the applied one. Every repeatable file runs
 /// after any versioned step (a versioned file that drops or recreates an object loses the grants, policies
 /// and functions that hang on it; re-running the idempotent files restores them). `policies.sql` also
@@ -108,11 +119,15 @@ public struct MigrationPlanner: Sendable {
     public var version: SchemaVersion
     /// The version the database recorded, from its bookkeeping row.
     public var databaseVersion: SchemaVersion?
+    /// Old checksums of versioned files that their shipped text replaces (`superseded.txt`).
+    public var superseded: [SupersededChecksum]
 
     /// `files` in any order (directory order is fine); `applied` as read from the database, the schema
     /// version's row included.
-    public init(files: [MigrationFile], applied: [AppliedMigration], version: SchemaVersion = .undeclared) {
+    public init(files: [MigrationFile], applied: [AppliedMigration], version: SchemaVersion = .undeclared,
+                superseded: [SupersededChecksum] = []) {
         self.files = files
+        self.superseded = superseded
         self.applied = applied.filter { $0.name != SchemaVersion.recordName }
         self.version = version
         self.databaseVersion = applied.last { $0.name == SchemaVersion.recordName }
@@ -135,6 +150,7 @@ public struct MigrationPlanner: Sendable {
         let newestApplied = applied.compactMap { Self.versionNumber(of: $0.name) }.max()
 
         var steps: [MigrationStep] = []
+        var rerecorded: [MigrationFile] = []
         for (number, file) in versioned {
             guard let appliedChecksum = appliedByName[file.name] else {
                 if let newestApplied, number < newestApplied {
@@ -144,11 +160,16 @@ public struct MigrationPlanner: Sendable {
                 steps.append(MigrationStep(file: file, isReapplication: false))
                 continue
             }
+            if appliedChecksum != file.checksum && isSuperseded(file, recorded: appliedChecksum) {
+                rerecorded.append(file)
+                continue
+            }
             guard appliedChecksum == file.checksum else {
                 throw DatabaseError(code: .migrationChecksumMismatch,
                                     message: "migration \(file.name) was changed after it was applied",
                                     detail: "applied checksum \(appliedChecksum), file checksum \(file.checksum)",
-                                    hint: "restore the applied version and put the change in a new migration file")
+                                    hint: "restore the applied version and put the change in a new migration file "
+                                        + "(or, for a text that leaves the catalog as it is, list it in \(SupersededChecksum.fileName))")
             }
         }
         let afterVersionedStep = !steps.isEmpty
@@ -160,7 +181,8 @@ public struct MigrationPlanner: Sendable {
                 steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil))
             }
         }
-        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version)
+        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version,
+                             rerecorded: rerecorded)
     }
 
     /// Compares without deciding: what `/readyz` reports. Lists files in the order ``plan()`` would run them.
@@ -168,16 +190,23 @@ public struct MigrationPlanner: Sendable {
         let appliedByName = self.appliedByName
         var pending: [String] = []
         var changed: [String] = []
+        var superseded: [String] = []
         for file in files.sorted(by: { Self.sortKey($0.name) < Self.sortKey($1.name) }) {
             switch appliedByName[file.name] {
             case nil: pending.append(file.name)
             case file.checksum?: break
             case _ where Self.versionNumber(of: file.name) == nil: pending.append(file.name)
+            case let recorded? where isSuperseded(file, recorded: recorded): superseded.append(file.name)
             default: changed.append(file.name)
             }
         }
         return MigrationStatus(pending: pending, changed: changed, unknownApplied: unknownApplied,
-                               databaseVersion: databaseVersion, version: version)
+                               superseded: superseded, databaseVersion: databaseVersion, version: version)
+    }
+
+    /// Whether `recorded` is an old checksum of `file` that its current text supersedes.
+    private func isSuperseded(_ file: MigrationFile, recorded: String) -> Bool {
+        superseded.contains { $0.name == file.name && $0.old == recorded && $0.new == file.checksum }
     }
 
     private var appliedByName: [String: String] {

@@ -9,11 +9,18 @@ public struct MigrationReport: Sendable, Equatable {
     public var unknownApplied: [String]
     /// The schema version this run recorded; nil when it recorded none (already recorded, or undeclared).
     public var recordedVersion: SchemaVersion?
-    public var isUpToDate: Bool { applied.isEmpty && recordedVersion == nil }
+    /// Versioned files whose superseded checksum this run replaced with the file's (`superseded.txt`).
+    public var rerecorded: [String] = []
+    public var isUpToDate: Bool { applied.isEmpty && recordedVersion == nil && rerecorded.isEmpty }
 
     /// One line for the CLI: `already up to date` or `applied 0001_x.sql, policies.sql`.
     public var summary: String {
-        var text = applied.isEmpty ? "already up to date" : "applied " + applied.joined(separator: ", ")
+        var text = applied.isEmpty && rerecorded.isEmpty ? "already up to date"
+            : applied.isEmpty ? "applied nothing" : "applied " + applied.joined(separator: ", ")
+        if !rerecorded.isEmpty {
+            text += "; recorded the new checksum of " + rerecorded.joined(separator: ", ")
+                + " (\(SupersededChecksum.fileName))"
+        }
         if let recordedVersion {
             text += "; schema version \(recordedVersion) recorded"
         }
@@ -61,11 +68,12 @@ public struct MigrationRunner: Sendable {
     ///   Waiting for locks longer than the policy's limit ends the run with `lockWaitExceeded`; files
     ///   applied before stay applied, and the next run goes on from there.
     public func run() throws(DatabaseError) -> MigrationReport {
-        let (sources, version) = try Self.load(directory: directory)
+        let (sources, version, superseded) = try Self.load(directory: directory)
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         try session.execute("select pg_advisory_lock(\(Self.advisoryLockKey))")
         try session.execute(Self.bookkeepingSQL)
-        let plan = try MigrationPlanner(files: sources.map(\.file), applied: Self.applied(session), version: version).plan()
+        let plan = try MigrationPlanner(files: sources.map(\.file), applied: Self.applied(session), version: version,
+                                        superseded: superseded).plan()
         var waits = LockWaits(policy: lockRetry, log: log, conninfo: conninfo, connectTimeout: connectTimeout,
                               backendPID: session.backendPID)
         // First, so instances of the release before stay ready while the files change under them, and a
@@ -73,6 +81,11 @@ public struct MigrationRunner: Sendable {
         if plan.recordsVersion {
             try waits.retrying("the schema version") { probe throws(DatabaseError) in
                 try record(version, replacing: plan.databaseVersion, on: session, probe: probe)
+            }
+        }
+        if !plan.rerecorded.isEmpty {
+            try waits.retrying("the superseded checksums") { _ throws(DatabaseError) in
+                try rerecord(plan.rerecorded, superseded: superseded, version: version, on: session)
             }
         }
         for step in plan.steps {
@@ -83,7 +96,8 @@ public struct MigrationRunner: Sendable {
         }
         try session.execute("select pg_advisory_unlock(\(Self.advisoryLockKey))")
         return MigrationReport(applied: plan.steps.map(\.file.name), unknownApplied: plan.unknownApplied,
-                               recordedVersion: plan.recordsVersion ? version : nil)
+                               recordedVersion: plan.recordsVersion ? version : nil,
+                               rerecorded: plan.rerecorded.map(\.name))
     }
 
     /// Compares the directory with what the database recorded, without changing anything.
@@ -103,16 +117,21 @@ public struct MigrationRunner: Sendable {
     }
 
     private func planner() throws(DatabaseError) -> MigrationPlanner {
-        let (sources, version) = try Self.load(directory: directory)
+        let (sources, version, superseded) = try Self.load(directory: directory)
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
         let exists = try session.execute("select to_regclass('pricesvc_meta.schema_migrations') is not null").singleValue
         let applied = exists == "t" ? try Self.applied(session) : []
-        return MigrationPlanner(files: sources.map(\.file), applied: applied, version: version)
+        return MigrationPlanner(files: sources.map(\.file), applied: applied, version: version, superseded: superseded)
     }
 
     /// The version `directory/VERSION` declares; ``SchemaVersion/undeclared`` without the file.
     public static func version(in directory: String) throws(DatabaseError) -> SchemaVersion {
         try load(directory: directory).version
+    }
+
+    /// The superseded checksums `directory/superseded.txt` lists; none without the file.
+    public static func superseded(in directory: String) throws(DatabaseError) -> [SupersededChecksum] {
+        try load(directory: directory).superseded
     }
 
     /// Names and checksums of the `.sql` files in `directory`: what `/readyz` compares against
@@ -140,10 +159,9 @@ public struct MigrationRunner: Sendable {
     /// before schema versions declares none, so its `migrate` fails at its first file and rolls it back.
     private func record(_ version: SchemaVersion, replacing previous: SchemaVersion?, on session: MigrationSession,
                         probe: () -> Void) throws(DatabaseError) {
-        var sql = "set local lock_timeout = '\(lockRetry.lockTimeoutSetting)';\n"
-            + "select pg_catalog.set_config('\(SchemaVersion.migratorSetting)', '\(version.version)', true);\n"
+        var sql = ""
         if previous?.version != version.version {
-            sql += """
+            sql = """
                 do $$
                 declare
                     c pg_catalog.text;
@@ -161,19 +179,29 @@ public struct MigrationRunner: Sendable {
 
                 """
         }
-        do throws(DatabaseError) {
-            try session.execute("begin")
-            try session.execute(sql, probeEvery: probeInterval, probe: probe)
-            try session.execute("""
-                insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
-                on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
-                """, [SchemaVersion.recordName, version.recordText])
-            try session.execute("commit")
-        } catch {
-            _ = try? session.execute("rollback")
-            throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
-                                message: "recording schema version \(version.version) failed: \(error.message)",
-                                detail: error.detail, hint: error.hint, severity: error.severity)
+        try transaction(as: version, on: session, failing: "recording schema version \(version.version)") {
+            () throws(DatabaseError) in
+            if !sql.isEmpty { try session.execute(sql, probeEvery: probeInterval, probe: probe) }
+            try Self.recordApplied(SchemaVersion.recordName, checksum: version.recordText, on: session)
+        }
+    }
+
+    /// Replaces each superseded checksum with its file's (one transaction, nothing run). Only a row that
+    /// still holds an old checksum the file supersedes changes, so nothing recorded meanwhile is overwritten.
+    private func rerecord(_ files: [MigrationFile], superseded: [SupersededChecksum], version: SchemaVersion,
+                          on session: MigrationSession) throws(DatabaseError) {
+        try transaction(as: version, on: session, failing: "recording the new checksums of superseded migrations") {
+            () throws(DatabaseError) in
+            for file in files {
+                let olds = superseded.filter { $0.name == file.name && $0.new == file.checksum }.map(\.old)
+                let tag = try session.execute("""
+                    update pricesvc_meta.schema_migrations set checksum = $2, applied_at = now()
+                    where name = $1 and checksum = any (pg_catalog.string_to_array($3, ','))
+                    """, [file.name, file.checksum, olds.joined(separator: ",")]).commandTag
+                guard tag == "UPDATE 1" else {
+                    throw DatabaseError(code: .migrationFailed, message: "the recorded checksum of \(file.name) changed during the run")
+                }
+            }
         }
     }
 
@@ -182,30 +210,50 @@ public struct MigrationRunner: Sendable {
 
     private func apply(_ file: MigrationFile, sql: String, version: SchemaVersion, on session: MigrationSession,
                        probe: () -> Void) throws(DatabaseError) {
+        try transaction(as: version, on: session, failing: "migration \(file.name)") { () throws(DatabaseError) in
+            try session.execute(sql, probeEvery: probeInterval, probe: probe)
+            try Self.recordApplied(file.name, checksum: file.checksum, on: session)
+        }
+        // Session settings a file changed with plain SET must not leak into the next file.
+        do throws(DatabaseError) {
+            try session.execute("reset all")
+        } catch {
+            throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
+                                message: "migration \(file.name) failed: \(error.message)",
+                                detail: error.detail, hint: error.hint, severity: error.severity)
+        }
+    }
+
+    /// One transaction of the run: begun under the lock timeout and declaring this migrator's schema
+    /// version (local to it: a file may still say otherwise for itself), `body`, then COMMIT. Any error
+    /// rolls it back and ends the run with `migrationFailed`, "`what` failed: …".
+    private func transaction(as version: SchemaVersion, on session: MigrationSession, failing what: String,
+                             _ body: () throws(DatabaseError) -> Void) throws(DatabaseError) {
         do throws(DatabaseError) {
             try session.execute("begin")
-            // Local to the file's transaction: a file may still say otherwise for itself.
             try session.execute("set local lock_timeout = '\(lockRetry.lockTimeoutSetting)'")
             try session.execute("select pg_catalog.set_config($1, $2, true)",
                                 [SchemaVersion.migratorSetting, String(version.version)])
-            try session.execute(sql, probeEvery: probeInterval, probe: probe)
-            try session.execute("""
-                insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
-                on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
-                """, [file.name, file.checksum])
+            try body()
             // A file that issues its own COMMIT/ROLLBACK would make this COMMIT a no-op or a warning.
             let tag = try session.execute("commit").commandTag
             guard tag == "COMMIT" else {
                 throw DatabaseError(code: .migrationFailed, message: "transaction ended with \(tag), not COMMIT; migration files must not end transactions")
             }
-            // Session settings a file changed with plain SET must not leak into the next file.
-            try session.execute("reset all")
         } catch {
             _ = try? session.execute("rollback")
             throw DatabaseError(code: .migrationFailed, sqlState: error.sqlState,
-                                message: "migration \(file.name) failed: \(error.message)",
+                                message: "\(what) failed: \(error.message)",
                                 detail: error.detail, hint: error.hint, severity: error.severity)
         }
+    }
+
+    /// The bookkeeping row of a file (or of the schema version).
+    private static func recordApplied(_ name: String, checksum: String, on session: MigrationSession) throws(DatabaseError) {
+        try session.execute("""
+            insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
+            on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
+            """, [name, checksum])
     }
 
     private static func applied(_ session: MigrationSession) throws(DatabaseError) -> [AppliedMigration] {
@@ -250,7 +298,8 @@ public struct MigrationRunner: Sendable {
         var sql: String
     }
 
-    private static func load(directory: String) throws(DatabaseError) -> (sources: [Source], version: SchemaVersion) {
+    private static func load(directory: String) throws(DatabaseError)
+        -> (sources: [Source], version: SchemaVersion, superseded: [SupersededChecksum]) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }.sorted()
@@ -268,12 +317,25 @@ public struct MigrationRunner: Sendable {
             }
             sources.append(Source(file: MigrationFile(name: name, checksum: checksum(of: data)), sql: sql))
         }
-        let versionPath = (directory as NSString).appendingPathComponent(SchemaVersion.fileName)
-        guard FileManager.default.fileExists(atPath: versionPath) else { return (sources, .undeclared) }
-        guard let data = FileManager.default.contents(atPath: versionPath), let text = String(data: data, encoding: .utf8) else {
-            throw DatabaseError(code: .migrationFailed, message: "cannot read \(versionPath)")
+        var version = SchemaVersion.undeclared
+        if let text = try text(of: SchemaVersion.fileName, in: directory) {
+            version = try SchemaVersion.parse(declaration: text)
         }
-        return (sources, try SchemaVersion.parse(declaration: text))
+        var superseded: [SupersededChecksum] = []
+        if let text = try text(of: SupersededChecksum.fileName, in: directory) {
+            superseded = try SupersededChecksum.parse(text)
+        }
+        return (sources, version, superseded)
+    }
+
+    /// The text of `directory/name`; nil when there is no such file.
+    private static func text(of name: String, in directory: String) throws(DatabaseError) -> String? {
+        let path = (directory as NSString).appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw DatabaseError(code: .migrationFailed, message: "cannot read \(path)")
+        }
+        return text
     }
 }
 

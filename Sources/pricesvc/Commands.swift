@@ -251,6 +251,7 @@ enum Commands {
         let migrations = try MigrationsLocation.resolve(configuration)
         let shipped = try MigrationRunner.files(in: migrations.path)
         let schemaVersion = try MigrationRunner.version(in: migrations.path)
+        let superseded = try MigrationRunner.superseded(in: migrations.path)
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
             size: poolSize,
@@ -322,7 +323,7 @@ enum Commands {
             keys: keys,
             clientKey: ClientKey(secret: signingKey),
             refreshChain: RefreshTokenChain(secret: signingKey),
-            readiness: Readiness(shipped: shipped, version: schemaVersion),
+            readiness: Readiness(shipped: shipped, version: schemaVersion, superseded: superseded),
             metrics: serviceMetrics,
             signUpChallenges: signUpChallenges,
             signUpAttestation: signUpAttestation)

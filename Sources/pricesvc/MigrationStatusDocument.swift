@@ -27,11 +27,13 @@ struct MigrationStatusDocument {
         Self.list("changed_repeatable", status.pending.filter { !isVersioned($0) }, &writer)
         Self.list("changed_versioned", status.changed, &writer)
         Self.list("unknown_applied", status.unknownApplied, &writer)
+        Self.list("superseded_versioned", status.superseded, &writer)
         if let plan {
             switch plan {
             case .success(let plan):
                 writer.key("would_migrate"); writer.bool(true)
                 writer.key("records_version"); writer.bool(plan.recordsVersion)
+                Self.list("records_checksums", plan.rerecorded.map(\.name), &writer)
                 writer.key("steps")
                 writer.beginArray()
                 for step in plan.steps {
@@ -45,6 +47,7 @@ struct MigrationStatusDocument {
             case .failure(let error):
                 writer.key("would_migrate"); writer.bool(false)
                 writer.key("records_version"); writer.bool(false)
+                Self.list("records_checksums", [], &writer)
                 writer.key("steps"); writer.beginArray(); writer.endArray()
                 writer.key("refusal"); writer.string(error.explanation)
             }

@@ -165,4 +165,83 @@ import Testing
         #expect(status.isCurrent)
         #expect(status == MigrationStatus(pending: [], changed: [], unknownApplied: []))
     }
+
+    // MARK: Superseded checksums (superseded.txt)
+
+    /// `reports` rewritten: the database recorded "bbb", the file is now "bbb2", and superseded.txt says so.
+    var rewritten: MigrationFile { MigrationFile(name: "0002_reports.sql", checksum: "bbb2") }
+    let supersedes = [SupersededChecksum(name: "0002_reports.sql", old: "bbb", new: "bbb2")]
+
+    @Test func aSupersededChecksumIsAcceptedAndRecordedAnewWithoutRunningTheFile() throws {
+        let plan = try MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, reports, policies),
+                                        superseded: supersedes).plan()
+        #expect(plan.rerecorded == [rewritten])
+        #expect(plan.steps.isEmpty, "a superseded file must not run again")
+        #expect(!plan.isUpToDate)
+        // Once the new checksum is recorded there is nothing left to do.
+        let after = try MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, rewritten, policies),
+                                         superseded: supersedes).plan()
+        #expect(after.isUpToDate && after.rerecorded.isEmpty)
+    }
+
+    @Test func aSupersededFileBesideANewOneRecordsOneAndRunsTheOther() throws {
+        let plan = try MigrationPlanner(files: [schema, rewritten, tenth, policies], applied: applied(schema, reports, policies),
+                                        superseded: supersedes).plan()
+        #expect(plan.rerecorded.map(\.name) == ["0002_reports.sql"])
+        #expect(names(plan) == ["0010_auth.sql", "policies.sql"])
+    }
+
+    @Test(arguments: [
+        // Another old text than the one listed.
+        (recorded: "zzz", file: "bbb2"),
+        // The listed old text, but the file is not the text that supersedes it (edited once more).
+        (recorded: "bbb", file: "bbb3"),
+    ])
+    func anyOtherChangeOfAVersionedFileIsStillRefused(recorded: String, file: String) {
+        let changed = MigrationFile(name: "0002_reports.sql", checksum: file)
+        let planner = MigrationPlanner(files: [schema, changed],
+                                       applied: [AppliedMigration(name: "0002_reports.sql", checksum: recorded)] + applied(schema),
+                                       superseded: supersedes)
+        #expect { try planner.plan() } throws: { error in
+            (error as? DatabaseError)?.code == .migrationChecksumMismatch
+        }
+        #expect(planner.status().changed == ["0002_reports.sql"])
+        #expect(planner.status().problem != nil)
+    }
+
+    @Test func aSupersededChecksumOfAnotherFileDoesNotCount() {
+        let other = [SupersededChecksum(name: "0001_schema.sql", old: "bbb", new: "bbb2")]
+        #expect(throws: DatabaseError.self) {
+            try MigrationPlanner(files: [schema, rewritten], applied: applied(schema, reports), superseded: other).plan()
+        }
+    }
+
+    @Test func statusCountsASupersededChecksumAsServableButNotCurrent() {
+        let status = MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, reports, policies),
+                                      superseded: supersedes).status()
+        #expect(status.superseded == ["0002_reports.sql"])
+        #expect(status.changed.isEmpty && status.pending.isEmpty)
+        #expect(status.problem == nil, "the catalog is the same: /readyz may say ready")
+        #expect(!status.isCurrent, "migrate still has a checksum to record")
+    }
+
+    @Test func supersededTextParsesCommentsBlankLinesAndEntries() throws {
+        let old = String(repeating: "a", count: 64), new = String(repeating: "b", count: 64)
+        let entries = try SupersededChecksum.parse("# why\n\n0004_settings.sql \(old) \(new)\n  \n0010_x.sql\t\(new) \(old)\n")
+        #expect(entries == [SupersededChecksum(name: "0004_settings.sql", old: old, new: new),
+                            SupersededChecksum(name: "0010_x.sql", old: new, new: old)])
+    }
+
+    @Test(arguments: [
+        "0004_settings.sql aaa bbb",                                   // not SHA-256 hex
+        "settings.sql \(String(repeating: "a", count: 64)) \(String(repeating: "b", count: 64))",   // not versioned
+        "0004_settings.sql \(String(repeating: "A", count: 64)) \(String(repeating: "b", count: 64))", // uppercase
+        "0004_settings.sql \(String(repeating: "a", count: 64)) \(String(repeating: "a", count: 64))", // old == new
+        "0004_settings.sql \(String(repeating: "a", count: 64))",    // no new checksum
+        "0004_settings.sql \(String(repeating: "a", count: 64)) \(String(repeating: "b", count: 64))\n"
+            + "0004_settings.sql \(String(repeating: "a", count: 64)) \(String(repeating: "c", count: 64))", // twice
+    ])
+    func aMalformedSupersededLineIsRefused(text: String) {
+        #expect(throws: DatabaseError.self) { try SupersededChecksum.parse(text) }
+    }
 }

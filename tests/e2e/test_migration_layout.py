@@ -9,19 +9,26 @@ clone has.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import requests
+
+from conftest import GENERAL_SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
 DUMP = Path(__file__).resolve().parent / "catalog_dump.sql"
 LINT = REPO / "scripts/lint-migrations.py"
 # Earlier layouts a deployed database may be at: before the published-rates engine left 0010 (08deb3b),
-# and main before settings.sql and the generic revoke in policies.sql (d0da0f8).
-EARLIER_LAYOUTS = ["08deb3b", "d0da0f8"]
+# main before settings.sql and the generic revoke in policies.sql (d0da0f8), and main before the versioned
+# files up to 0014 lost their functions and grants (820e789: migrations/superseded.txt lists its texts).
+EARLIER_LAYOUTS = ["08deb3b", "d0da0f8", "820e789"]
+SUPERSEDED_FROM = "820e789"
 
 
 def psql(env, database: str, *args: str, timeout: float = 60) -> str:
@@ -82,11 +89,8 @@ def fresh(env, databases) -> str:
 @pytest.mark.parametrize("commit", EARLIER_LAYOUTS)
 def test_a_database_migrated_from_an_earlier_layout_has_the_catalog_of_a_fresh_one(env, databases, fresh, commit,
                                                                                    tmp_path):
-    archive = subprocess.run(f"git -C {REPO} archive {commit} migrations | tar -x -C {tmp_path}", shell=True,
-                             capture_output=True, text=True, timeout=60)
-    assert archive.returncode == 0, f"cannot read migrations/ at {commit} from git history: {archive.stderr}"
     upgraded = databases.create(f"from_{commit}")
-    migrate(env, upgraded, tmp_path / "migrations")
+    migrate(env, upgraded, earlier_migrations(commit, tmp_path))
     before = catalog(env, upgraded)
     migrate(env, upgraded, REPO / "migrations")
 
@@ -98,6 +102,83 @@ def test_a_database_migrated_from_an_earlier_layout_has_the_catalog_of_a_fresh_o
     # The dump sees privileges: one stray grant is a difference.
     psql(env, upgraded, "-c", "grant execute on function private.reporter_cap() to anon")
     assert catalog(env, upgraded) != expected
+
+
+def earlier_migrations(commit: str, tmp_path: Path) -> Path:
+    archive = subprocess.run(f"git -C {REPO} archive {commit} migrations | tar -x -C {tmp_path}", shell=True,
+                             capture_output=True, text=True, timeout=60)
+    assert archive.returncode == 0, f"cannot read migrations/ at {commit} from git history: {archive.stderr}"
+    return tmp_path / "migrations"
+
+
+def recorded(env, database: str) -> dict[str, str]:
+    rows = psql(env, database, "-c", "select name, checksum from pricesvc_meta.schema_migrations "
+                                     "where name like '%.sql'").splitlines()
+    return dict(row.split("|", 1) for row in rows)
+
+
+def migrate_json(env, database: str, flag: str) -> dict:
+    url = f"postgresql:///{database}?host={env.pghost}&user={env.pguser}"
+    result = env.run("migrate", "--migration-database-url", url, flag, timeout=60, migrations_dir=str(REPO / "migrations"))
+    assert result.returncode == 0, f"migrate {flag}: {result.stdout}\n{result.stderr}"
+    return json.loads(result.stdout)
+
+
+def test_a_database_of_the_superseded_texts_migrates_records_the_new_checksums_and_is_ready(
+        env, databases, fresh, tmp_path, start_server):
+    """Today's main (820e789) applied 0004-0014 with their functions and grants; migrate accepts those
+    checksums through superseded.txt, runs none of those files again, records their new checksums, and the
+    service reads the database as ready."""
+    old = earlier_migrations(SUPERSEDED_FROM, tmp_path)
+    upgraded = databases.create("superseded")
+    migrate(env, upgraded, old)
+    listed = [line.split() for line in (REPO / "migrations/superseded.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert listed, "superseded.txt lists nothing: this test would prove nothing"
+    applied_before = recorded(env, upgraded)
+    for name, old_sum, new_sum in listed:
+        assert applied_before[name] == old_sum == hashlib.sha256((old / name).read_bytes()).hexdigest(), name
+        assert new_sum == hashlib.sha256((REPO / "migrations" / name).read_bytes()).hexdigest(), (
+            f"superseded.txt: {name}'s new checksum is not the file's: update the line")
+
+    # Before migrate: the old checksums are accepted (nothing changed, nothing refused), and listed.
+    dry = migrate_json(env, upgraded, "--dry-run")
+    assert dry["would_migrate"] and dry["refusal"] is None, dry
+    assert dry["changed_versioned"] == [], dry
+    assert sorted(dry["superseded_versioned"]) == sorted(dry["records_checksums"]) == sorted(n for n, _, _ in listed)
+    assert not {step["file"] for step in dry["steps"]} & {n for n, _, _ in listed}, "a superseded file would run again"
+
+    url = f"postgresql:///{upgraded}?host={env.pghost}&user={env.pguser}"
+    result = env.run("migrate", "--migration-database-url", url, timeout=180, migrations_dir=str(REPO / "migrations"))
+    assert result.returncode == 0, f"migrate: {result.stdout}\n{result.stderr}"
+    assert "recorded the new checksum of" in result.stdout, result.stdout
+    applied_after = recorded(env, upgraded)
+    for name, _, new_sum in listed:
+        assert applied_after[name] == new_sum, name
+
+    status = migrate_json(env, upgraded, "--status")
+    assert status["compatible"] and status["problem"] is None, status
+    assert status["changed_versioned"] == status["superseded_versioned"] == status["pending_versioned"] == [], status
+    assert catalog(env, upgraded) == catalog(env, fresh)
+
+    server = start_server(**GENERAL_SETTINGS, DATABASE_URL=f"postgresql:///{upgraded}?host={env.pghost}&user=authenticator")
+    response = requests.get(server.admin_url + "/readyz", timeout=10)
+    assert response.status_code == 200, response.text
+
+
+def test_any_other_change_of_a_versioned_file_is_still_refused(env, databases, tmp_path):
+    """superseded.txt names exact texts: a database that recorded another text of a listed file is refused."""
+    upgraded = databases.create("edited")
+    migrate(env, upgraded, earlier_migrations(SUPERSEDED_FROM, tmp_path))
+    # As a migrator of the recorded schema version (the bookkeeping table refuses rows from older ones).
+    psql(env, upgraded, "-c", "set pricesvc.migrator_schema_version = '1'; "
+                              "update pricesvc_meta.schema_migrations set checksum = repeat('0', 64) "
+                              "where name = '0004_settings.sql'")
+    url = f"postgresql:///{upgraded}?host={env.pghost}&user={env.pguser}"
+    result = env.run("migrate", "--migration-database-url", url, timeout=180, migrations_dir=str(REPO / "migrations"))
+    assert result.returncode != 0, result.stdout
+    assert "0004_settings.sql was changed after it was applied" in result.stderr, result.stderr
+    assert recorded(env, upgraded)["0004_settings.sql"] == "0" * 64
 
 
 def test_the_tree_keeps_the_layout(env, fresh):

@@ -112,6 +112,10 @@ def test_make_install_puts_a_binary_migrations_and_a_hardened_unit_that_systemd_
     shipped = sorted(path.name for path in (REPO / "migrations").glob("*.sql"))
     installed = prefix / "share/pricesvc/migrations"
     assert sorted(path.name for path in installed.glob("*.sql")) == shipped and len(shipped) > 10
+    # The migrator reads these beside the SQL: without them an installed pricesvc would declare no schema
+    # version and refuse a database that recorded a superseded checksum.
+    for name in ("VERSION", "superseded.txt"):
+        assert (installed / name).read_bytes() == (REPO / "migrations" / name).read_bytes(), name
     assert (prefix / "lib/sysusers.d/pricesvc.conf").read_text().splitlines()[-1].startswith("u pricesvc ")
     assert (prefix / "etc/pricesvc/pricesvc.env").stat().st_mode & 0o077 == 0
     unit_path = prefix / "lib/systemd/system/pricesvc.service"

@@ -4,18 +4,21 @@ import PriceHTTP
 /// `/readyz` is ready when the database's schema is one this build may serve: every migration it ships
 /// applied with the same checksum, or a newer schema version that records it still accepts this build's
 /// version (an expand step of the next release, migrated while this instance runs; docs/upgrading.md).
+/// A versioned file applied in a text `superseded.txt` says the shipped one replaces counts as applied.
 public struct Readiness: Sendable {
     let shipped: [MigrationFile]
     let version: SchemaVersion
+    let superseded: [SupersededChecksum]
 
-    public init(shipped: [MigrationFile], version: SchemaVersion = .undeclared) {
+    public init(shipped: [MigrationFile], version: SchemaVersion = .undeclared, superseded: [SupersededChecksum] = []) {
         self.shipped = shipped
         self.version = version
+        self.superseded = superseded
     }
 
     /// nil when ready; otherwise a short reason for operators.
     func problem(applied: [AppliedMigration]) -> String? {
-        MigrationPlanner(files: shipped, applied: applied, version: version).status().problem
+        MigrationPlanner(files: shipped, applied: applied, version: version, superseded: superseded).status().problem
     }
 }
 
