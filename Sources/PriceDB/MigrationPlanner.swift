@@ -37,11 +37,8 @@ public struct MigrationPlan: Sendable, Equatable {
     public var databaseVersion: SchemaVersion?
     /// The directory's version, recorded before the first step when it differs from `databaseVersion`.
     public var version: SchemaVersion = .undeclared
-    /// Versioned files whose recorded checksum is a superseded one of theirs (``SupersededChecksum``):
-    /// migrate records each file's checksum without running it.
-    public var rerecorded: [MigrationFile] = []
     public var recordsVersion: Bool { version != .undeclared && databaseVersion != version }
-    public var isUpToDate: Bool { steps.isEmpty && !recordsVersion && rerecorded.isEmpty }
+    public var isUpToDate: Bool { steps.isEmpty && !recordsVersion }
 }
 
 /// How the database compares with the files, for `/readyz`. Never throws: a changed file is a state to report.
@@ -52,14 +49,15 @@ public struct MigrationStatus: Sendable, Equatable {
     public var changed: [String]
     public var unknownApplied: [String]
     /// Versioned files applied in a text that `superseded.txt` says the shipped one replaces: served as
-    /// they are (the catalog is the same), and migrate records the new checksum.
+    /// they are (the catalog is the same). The old checksum stays recorded, so the release before, which
+    /// knows only that text, stays ready beside this one during a rolling upgrade.
     public var superseded: [String] = []
     /// What the database recorded (nil: nothing, a database from before schema versions).
     public var databaseVersion: SchemaVersion?
     /// This build's migrations directory's version.
     public var version: SchemaVersion = .undeclared
-    /// Nothing for migrate to do: no file pending or changed, no superseded checksum left to record.
-    public var isCurrent: Bool { pending.isEmpty && changed.isEmpty && superseded.isEmpty }
+    /// Nothing for migrate to do: no file pending or changed (a superseded text is current).
+    public var isCurrent: Bool { pending.isEmpty && changed.isEmpty }
 
     /// The database recorded a higher version than this build's: a newer release migrated it.
     public var databaseIsNewer: Bool { (databaseVersion?.version ?? 0) > version.version }
@@ -99,7 +97,8 @@ public struct MigrationStatus: Sendable, Equatable {
 ///
 /// A versioned file whose recorded checksum differs from the file's is refused, unless ``superseded`` lists
 /// the recorded checksum as an old text of that file and the file's checksum as its new text: then the
-/// plan records the new checksum without running the file (``MigrationPlan/rerecorded``).
+/// file counts as applied, is not run, and its old checksum stays recorded (instances of the release
+/// before compare that one with their files, and stay ready).
 ///
 /// A repeatable file runs when its checksum differs from the applied one. Every repeatable file runs
 /// after any versioned step (a versioned file that drops or recreates an object loses the grants, policies
@@ -150,7 +149,6 @@ public struct MigrationPlanner: Sendable {
         let newestApplied = applied.compactMap { Self.versionNumber(of: $0.name) }.max()
 
         var steps: [MigrationStep] = []
-        var rerecorded: [MigrationFile] = []
         for (number, file) in versioned {
             guard let appliedChecksum = appliedByName[file.name] else {
                 if let newestApplied, number < newestApplied {
@@ -160,10 +158,7 @@ public struct MigrationPlanner: Sendable {
                 steps.append(MigrationStep(file: file, isReapplication: false))
                 continue
             }
-            if appliedChecksum != file.checksum && isSuperseded(file, recorded: appliedChecksum) {
-                rerecorded.append(file)
-                continue
-            }
+            if appliedChecksum != file.checksum && isSuperseded(file, recorded: appliedChecksum) { continue }
             guard appliedChecksum == file.checksum else {
                 throw DatabaseError(code: .migrationChecksumMismatch,
                                     message: "migration \(file.name) was changed after it was applied",
@@ -181,8 +176,7 @@ public struct MigrationPlanner: Sendable {
                 steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil))
             }
         }
-        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version,
-                             rerecorded: rerecorded)
+        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version)
     }
 
     /// Compares without deciding: what `/readyz` reports. Lists files in the order ``plan()`` would run them.

@@ -9,18 +9,11 @@ public struct MigrationReport: Sendable, Equatable {
     public var unknownApplied: [String]
     /// The schema version this run recorded; nil when it recorded none (already recorded, or undeclared).
     public var recordedVersion: SchemaVersion?
-    /// Versioned files whose superseded checksum this run replaced with the file's (`superseded.txt`).
-    public var rerecorded: [String] = []
-    public var isUpToDate: Bool { applied.isEmpty && recordedVersion == nil && rerecorded.isEmpty }
+    public var isUpToDate: Bool { applied.isEmpty && recordedVersion == nil }
 
     /// One line for the CLI: `already up to date` or `applied 0001_x.sql, policies.sql`.
     public var summary: String {
-        var text = applied.isEmpty && rerecorded.isEmpty ? "already up to date"
-            : applied.isEmpty ? "applied nothing" : "applied " + applied.joined(separator: ", ")
-        if !rerecorded.isEmpty {
-            text += "; recorded the new checksum of " + rerecorded.joined(separator: ", ")
-                + " (\(SupersededChecksum.fileName))"
-        }
+        var text = applied.isEmpty ? "already up to date" : "applied " + applied.joined(separator: ", ")
         if let recordedVersion {
             text += "; schema version \(recordedVersion) recorded"
         }
@@ -83,11 +76,6 @@ public struct MigrationRunner: Sendable {
                 try record(version, replacing: plan.databaseVersion, on: session, probe: probe)
             }
         }
-        if !plan.rerecorded.isEmpty {
-            try waits.retrying("the superseded checksums") { _ throws(DatabaseError) in
-                try rerecord(plan.rerecorded, superseded: superseded, version: version, on: session)
-            }
-        }
         for step in plan.steps {
             let sql = sources.first { $0.file == step.file }!.sql
             try waits.retrying(step.file.name) { probe throws(DatabaseError) in
@@ -96,8 +84,7 @@ public struct MigrationRunner: Sendable {
         }
         try session.execute("select pg_advisory_unlock(\(Self.advisoryLockKey))")
         return MigrationReport(applied: plan.steps.map(\.file.name), unknownApplied: plan.unknownApplied,
-                               recordedVersion: plan.recordsVersion ? version : nil,
-                               rerecorded: plan.rerecorded.map(\.name))
+                               recordedVersion: plan.recordsVersion ? version : nil)
     }
 
     /// Compares the directory with what the database recorded, without changing anything.
@@ -183,25 +170,6 @@ public struct MigrationRunner: Sendable {
             () throws(DatabaseError) in
             if !sql.isEmpty { try session.execute(sql, probeEvery: probeInterval, probe: probe) }
             try Self.recordApplied(SchemaVersion.recordName, checksum: version.recordText, on: session)
-        }
-    }
-
-    /// Replaces each superseded checksum with its file's (one transaction, nothing run). Only a row that
-    /// still holds an old checksum the file supersedes changes, so nothing recorded meanwhile is overwritten.
-    private func rerecord(_ files: [MigrationFile], superseded: [SupersededChecksum], version: SchemaVersion,
-                          on session: MigrationSession) throws(DatabaseError) {
-        try transaction(as: version, on: session, failing: "recording the new checksums of superseded migrations") {
-            () throws(DatabaseError) in
-            for file in files {
-                let olds = superseded.filter { $0.name == file.name && $0.new == file.checksum }.map(\.old)
-                let tag = try session.execute("""
-                    update pricesvc_meta.schema_migrations set checksum = $2, applied_at = now()
-                    where name = $1 and checksum = any (pg_catalog.string_to_array($3, ','))
-                    """, [file.name, file.checksum, olds.joined(separator: ",")]).commandTag
-                guard tag == "UPDATE 1" else {
-                    throw DatabaseError(code: .migrationFailed, message: "the recorded checksum of \(file.name) changed during the run")
-                }
-            }
         }
     }
 

@@ -1,8 +1,10 @@
 /// A versioned file's old text that a new text replaces without changing the catalog it leaves: a line of
 /// `migrations/superseded.txt` (docs/upgrading.md, "Superseded checksums").
 ///
-/// A database that recorded `old` for `name` is accepted when the file's checksum is now `new`, and
-/// `pricesvc migrate` records `new` without running the file. Any other difference is still refused.
+/// A database that recorded `old` for `name` is accepted when the file's checksum is now `new`: the file
+/// counts as applied and is not run, and `old` stays recorded, so instances of the release before (which
+/// compare the record with their own files) stay ready during a rolling upgrade. Any other difference
+/// is still refused.
 public struct SupersededChecksum: Sendable, Hashable {
     public var name: String
     public var old: String

@@ -33,7 +33,6 @@ struct MigrationStatusDocument {
             case .success(let plan):
                 writer.key("would_migrate"); writer.bool(true)
                 writer.key("records_version"); writer.bool(plan.recordsVersion)
-                Self.list("records_checksums", plan.rerecorded.map(\.name), &writer)
                 writer.key("steps")
                 writer.beginArray()
                 for step in plan.steps {
@@ -47,7 +46,6 @@ struct MigrationStatusDocument {
             case .failure(let error):
                 writer.key("would_migrate"); writer.bool(false)
                 writer.key("records_version"); writer.bool(false)
-                Self.list("records_checksums", [], &writer)
                 writer.key("steps"); writer.beginArray(); writer.endArray()
                 writer.key("refusal"); writer.string(error.explanation)
             }
