@@ -79,9 +79,11 @@ enum Resource: Sendable, Equatable {
     static let table: [Resource] = [.openAPI, .reports] + RPCFunction.allCases.map { .rpc($0.rawValue) }
         + [.signUp, .signUpChallenge, .token, .logout, .user, .health, .ready]
 
-    private static let byPath: [String: Resource] = Dictionary(uniqueKeysWithValues: table.compactMap { resource -> (String, Resource)? in
+    /// The fixed paths, looked up by comparison: a dozen comparisons of short strings cost less than
+    /// hashing the path for a dictionary, on every request.
+    private static let byPath: [(path: String, resource: Resource)] = table.compactMap { resource in
         if case .rpc = resource { return nil } else { return (resource.path, resource) }
-    })
+    }
 
     static let rpcPrefix = "/rest/v1/rpc/"
 
@@ -116,8 +118,9 @@ enum Resource: Sendable, Equatable {
         var trimmed = Substring(path)
         if trimmed.utf8.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
         if trimmed == "/rest/v1" { trimmed = "/rest/v1/" }
-        if let resource = Self.byPath[String(trimmed)] {
-            self = resource
+        let key = String(trimmed)
+        if let entry = Self.byPath.first(where: { $0.path == key }) {
+            self = entry.resource
             return
         }
         guard trimmed.hasPrefix(Self.rpcPrefix) else { return nil }

@@ -13,9 +13,11 @@ struct ClientAddress: Sendable {
         self.ipv6Prefix = ipv6Prefix
     }
 
-    func resolve(peer: String, forwardedFor: String?) -> String {
-        let peerKey = ClientNetwork.key(for: peer, ipv6Prefix: ipv6Prefix) ?? peer
-        guard trustedProxies.contains(peer), let forwardedFor else { return peerKey }
+    /// `peerKey`: the peer's network when the caller has it already (a connection's record), the same
+    /// value this would compute.
+    func resolve(peer: String, peerKey known: String? = nil, forwardedFor: String?) -> String {
+        let peerKey = known ?? ClientNetwork.key(for: peer, ipv6Prefix: ipv6Prefix) ?? peer
+        guard !trustedProxies.isEmpty, trustedProxies.contains(peer), let forwardedFor else { return peerKey }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for hop in hops.reversed() where !hop.isEmpty {
             if !trustedProxies.contains(hop) {

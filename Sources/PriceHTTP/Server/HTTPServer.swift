@@ -199,7 +199,7 @@ extension HTTPServer {
                 action = state.lifecycle.bodyComplete(hasStoredAnswer: state.response != nil)
             }
         } else {
-            state = server.makeState(connection: connection, peer: record?.peer, url: url, method: method)
+            state = server.makeState(connection: connection, record: record, url: url, method: method)
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             server.inFlight.add(1, ordering: .relaxed)
             action = state.lifecycle.headersReceived()
@@ -335,10 +335,11 @@ extension HTTPServer {
         return CMHD_YES
     }
 
-    /// `peer`: the connection's address as its record holds it (nil only if it has none: then read here).
-    private func makeState(connection: OpaquePointer, peer recorded: String?, url: UnsafePointer<CChar>?,
+    /// `record`: the connection's, with its address and network made once (nil only if it has none: then
+    /// both are worked out here).
+    private func makeState(connection: OpaquePointer, record: ConnectionRecord?, url: UnsafePointer<CChar>?,
                            method: UnsafePointer<CChar>?) -> RequestState {
-        let peer = recorded ?? HTTPServer.peerAddress(of: connection)
+        let peer = record?.peer ?? HTTPServer.peerAddress(of: connection)
         let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                                   path: url.map { String(cString: $0) } ?? "/",
                                   clientIP: peer, requestID: nextRequestID())
@@ -346,7 +347,8 @@ extension HTTPServer {
         let opaque = Unmanaged.passUnretained(state).toOpaque()
         _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
         _ = MHD_get_connection_values_n(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
-        state.request.clientIP = clientAddress.resolve(peer: peer, forwardedFor: state.request.headers["x-forwarded-for"])
+        state.request.clientIP = clientAddress.resolve(peer: peer, peerKey: record?.network,
+                                                       forwardedFor: state.request.headers["x-forwarded-for"])
         if let incoming = state.request.headers["x-request-id"], RequestID.isWellFormed(incoming) {
             state.request.requestID = incoming
         }
