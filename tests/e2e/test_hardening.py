@@ -261,6 +261,9 @@ def test_7_neither_the_signing_secret_nor_tokens_reach_the_server_log(env, migra
         db.psql("alter system reset log_statement")
         db.psql("alter system reset log_min_duration_statement")
         db.psql("select pg_reload_conf()")
+        # The reload is asynchronous: the next test's sessions must not start under log_statement = all
+        # (`pricesvc keys` refuses to run where its statements would be logged).
+        wait_until(lambda: db.scalar("show log_statement") == "none", 10, message="log_statement back to none")
     text = log.read_bytes()[offset:].decode(errors="replace")
     # The log was really on: the service's statements are there (so this test can fail).
     assert "pricesvc_identity" in text and "install_first_signing_key" not in text.split("set local log_statement")[-1]

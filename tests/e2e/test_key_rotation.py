@@ -177,10 +177,14 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
             rotator("retire")
         migrated.migrate()
     assert db.scalar("select count(*) from auth.signing_keys") == "1"
-    # The shared server (started with the test secret) saw its key retired and restored: ready again
-    # before the next test uses it.
+    # The shared server (started with the test secret) saw its key retired and restored: ready again, and
+    # signing with the test secret again (it re-reads the keys on its own interval; until then it signs
+    # with the key it last read, which PostgreSQL now refuses), before the next test uses it.
     wait_until(lambda: metric(server, "pricesvc_signing_key_problem") == 0, KEY_WAIT + 10,
                message="the shared server's secret back in the set")
+    shared = server.api(anon_key)
+    wait_until(lambda: signature_valid(shared.new_session()["access_token"], old_secret), KEY_WAIT + 90,
+               interval=1, message="the shared server signing with the test secret again")
 
 
 def test_keys_steps_out_of_order_are_refused_with_the_reason(rotator, tmp_path):
