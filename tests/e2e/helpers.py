@@ -10,6 +10,7 @@ import json
 import os
 import random
 import subprocess
+import re
 import time
 import uuid
 
@@ -243,6 +244,22 @@ def wait_until(predicate, timeout: float, interval: float = 0.1, message: str = 
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {message} (last: {last!r})")
+
+
+def wait_until_ready(process, stderr_path, timeout: float) -> str:
+    """The URL of a `pricesvc serve` started with its stderr in `stderr_path`, once its start-up line is there
+    and /readyz answers 200. Fails at once if the process exits, and after `timeout` seconds otherwise."""
+    def ready():
+        if process.poll() is not None:
+            raise AssertionError(f"serve exited ({process.returncode}):\n" + stderr_path.read_text()[-2000:])
+        match = re.search(r"^pricesvc: listening on (http://\S+)$", stderr_path.read_text(), re.M)
+        if not match:
+            return None
+        try:
+            return match.group(1) if requests.get(match.group(1) + "/readyz", timeout=2).status_code == 200 else None
+        except requests.RequestException:
+            return None
+    return wait_until(ready, timeout, message="serve ready (stderr: " + str(stderr_path) + ")")
 
 
 def assert_postgrest_error(response: requests.Response, status: int, code: str | None = None) -> dict:

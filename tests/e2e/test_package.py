@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from helpers import wait_until_ready
+
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 40
 
@@ -25,21 +27,11 @@ def _serve(env, binary: str, tmp_path: Path, cwd: str = "/", **settings) -> tupl
     with open(stderr_path, "wb") as err:
         process = subprocess.Popen([binary, "serve"], env=process_env, stdout=subprocess.DEVNULL, stderr=err,
                                    stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
-    deadline = time.monotonic() + START_TIMEOUT
-    url = None
-    while time.monotonic() < deadline and process.poll() is None:
-        match = re.search(r"^pricesvc: listening on (http://127\.0\.0\.1:\d+)$", stderr_path.read_text(), re.M)
-        if match:
-            url = match.group(1)
-            try:
-                if requests.get(url + "/readyz", timeout=2).status_code == 200:
-                    return process, url, stderr_path
-            except requests.RequestException:
-                pass
-        time.sleep(0.1)
-    _stop(process)
-    raise AssertionError(f"{binary} serve (cwd {cwd}) did not become ready at {url} (exit {process.returncode}):\n"
-                         + stderr_path.read_text()[-2000:])
+    try:
+        return process, wait_until_ready(process, stderr_path, START_TIMEOUT), stderr_path
+    except AssertionError as error:
+        _stop(process)
+        raise AssertionError(f"{binary} serve (cwd {cwd}) did not become ready: {error}") from None
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import requests
+
+from helpers import wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 HOST = "db.pricesvc.test"  # the name in the server's certificate; hostaddr= says where it is
@@ -129,19 +130,7 @@ def _refused(env, tmp_path: Path, database_url: str) -> str:
 def test_serve_with_verify_full_is_ready_and_every_connection_is_encrypted(env, tls_cluster, tmp_path):
     process, stderr_path = _serve(env, tmp_path, tls_cluster.url("authenticator"))
     try:
-        deadline, url = time.monotonic() + 40, None
-        while time.monotonic() < deadline and process.poll() is None:
-            match = re.search(r"^pricesvc: listening on (http://\S+)$", stderr_path.read_text(), re.M)
-            if match:
-                url = match.group(1)
-                try:
-                    if requests.get(url + "/readyz", timeout=2).status_code == 200:
-                        break
-                except requests.RequestException:
-                    pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError(f"serve over TLS never became ready:\n{stderr_path.read_text()[-2000:]}")
+        url = wait_until_ready(process, stderr_path, 40)
         anon_key = env.run("keys").stdout.strip()
         signup = requests.post(url + "/auth/v1/signup", json={"data": {}}, headers={"apikey": anon_key}, timeout=10)
         assert signup.status_code == 200, signup.text
