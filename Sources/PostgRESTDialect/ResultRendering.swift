@@ -84,12 +84,11 @@ extension ReadOptions {
                                 body: Array(text.utf8))
         case .json(let stripNulls):
             var writer = JSONWriter(capacity: min(200 * page.count + 2, maxBytes))
-            let keys = columns.map { JSONKey($0.name) }
+            let fields = Self.fields(columns)
             var scratch: [UInt8] = []
             writer.beginArray()
             for row in page {
-                Self.object(row, columns: columns, keys: keys, types: types, stripNulls: stripNulls, scratch: &scratch,
-                            into: &writer)
+                Self.object(row, fields: fields, types: types, stripNulls: stripNulls, scratch: &scratch, into: &writer)
                 if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
             }
             writer.endArray()
@@ -98,8 +97,8 @@ extension ReadOptions {
         case .object(let stripNulls):
             var writer = JSONWriter(capacity: 256)
             var scratch: [UInt8] = []
-            Self.object(page[0], columns: columns, keys: columns.map { JSONKey($0.name) }, types: types,
-                        stripNulls: stripNulls, scratch: &scratch, into: &writer)
+            Self.object(page[0], fields: Self.fields(columns), types: types, stripNulls: stripNulls, scratch: &scratch,
+                        into: &writer)
             if writer.bytes.count > maxBytes { return Self.tooLarge(maxBytes, rows: 1) }
             let media = "application/vnd.pgrst.object+json\(stripNulls ? "; nulls=stripped" : ""); charset=utf-8"
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
@@ -116,16 +115,17 @@ extension ReadOptions {
     }
 
     /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601.
-    /// `keys` are the columns' names prepared once per body (`JSONKey`), in the order of `columns`.
-    package static func object(_ row: [String?], columns: [(name: String, column: Int)], keys: [JSONKey],
-                               types: [ColumnType], stripNulls: Bool, scratch: inout [UInt8], into writer: inout JSONWriter) {
+    /// `fields`: the selected columns with their names quoted once per body (`fields(_:)`); `scratch` is
+    /// reused for each timestamp's bytes.
+    package static func object(_ row: [String?], fields: [(key: JSONKey, column: Int)], types: [ColumnType],
+                               stripNulls: Bool, scratch: inout [UInt8], into writer: inout JSONWriter) {
         writer.beginObject()
-        for (index, (_, column)) in columns.enumerated() {
+        for (key, column) in fields {
             guard let text = row[column] else {
-                if !stripNulls { writer.key(keys[index]); writer.null() }
+                if !stripNulls { writer.key(key); writer.null() }
                 continue
             }
-            writer.key(keys[index])
+            writer.key(key)
             switch types[column] {
             case .text: writer.string(text)
             case .integer, .bigint: writer.number(literal: text)
@@ -137,6 +137,11 @@ extension ReadOptions {
             }
         }
         writer.endObject()
+    }
+
+    /// The selected columns with their JSON member names prepared once, for every row of a body.
+    package static func fields(_ columns: [(name: String, column: Int)]) -> [(key: JSONKey, column: Int)] {
+        columns.map { (JSONKey($0.name), $0.column) }
     }
 
     /// PostgREST's CSV: a header line of column names, then one line per row with each value in

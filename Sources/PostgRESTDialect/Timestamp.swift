@@ -137,7 +137,7 @@ package enum Timestamp {
 
 private extension Int64 {
     /// A fraction of `digits` decimal digits as microseconds, rounded half up like PostgreSQL.
-    package func scaledToMicroseconds(digits: Int) -> Int64 {
+    func scaledToMicroseconds(digits: Int) -> Int64 {
         if digits <= 6 {
             var value = self
             for _ in digits..<6 { value *= 10 }
