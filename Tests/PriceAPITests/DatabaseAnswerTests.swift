@@ -15,10 +15,7 @@ struct DatabaseAnswerTests {
     }
 
     func handle(_ application: PriceApplication, _ request: HTTPRequest) -> HTTPResponse {
-        switch application.respond(to: request).work {
-        case .now(let response): return response
-        case .onWorker(let run, _): return run()
-        }
+        application.respond(to: request).answer()
     }
 
     @Test("function calls go to the replica and submissions to the primary; the reads are counted by pool")

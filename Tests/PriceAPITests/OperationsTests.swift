@@ -31,10 +31,7 @@ struct OperationsTests {
         #expect(fixture.handle(HTTPRequest(method: "GET", path: "/metrics")).status == 404)
         let admin = OperationsApplication(fixture.application)
         func handle(_ method: String, _ path: String) -> HTTPResponse {
-            switch admin.respond(to: HTTPRequest(method: method, path: path)).work {
-            case .now(let response): return response
-            case .onWorker(let run, _): return run()
-            }
+            admin.respond(to: HTTPRequest(method: method, path: path)).answer()
         }
         let metrics = handle("GET", "/metrics")
         #expect(metrics.status == 200)

@@ -60,10 +60,7 @@ struct ServiceFixture {
 
     /// What the server shell would do: decide, and run a database plan as a worker would.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        switch application.respond(to: request).work {
-        case .now(let response): return response
-        case .onWorker(let run, _): return run()
-        }
+        application.respond(to: request).answer()
     }
 
     func request(_ method: String, _ path: String, body: String = "", token: String? = nil,

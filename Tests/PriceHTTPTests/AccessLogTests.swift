@@ -28,4 +28,18 @@ struct RequestIDTests {
             #expect(!RequestID.isWellFormed(replaced), "\(replaced)")
         }
     }
+
+    @Test("the server's own id is its prefix, a dash and the number in lower-case hex, and is well formed")
+    func composedIDs() {
+        var generator = SystemRandomNumberGenerator()
+        let numbers: [UInt64] = [0, 1, 9, 10, 15, 16, 255, 256, 0xFFFF_FFFF, UInt64.max - 1, UInt64.max]
+            + (0..<200).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) >> UInt64.random(in: 0...63, using: &generator) }
+        for prefix in ["", "7", "3f2a9c01", "ffffffff"] {
+            for number in numbers {
+                let id = RequestID.compose(prefix: prefix, number: number)
+                #expect(id == prefix + "-" + String(number, radix: 16), "\(prefix) \(number)")
+                #expect(RequestID.isWellFormed(id))
+            }
+        }
+    }
 }

@@ -30,7 +30,7 @@ enum Route: Sendable, Equatable {
         case .metrics: return "/metrics"
         case .openAPI: return Resource.openAPI.path
         case .submitReports, .reportsDenied: return Resource.reports.path
-        case .rpc(let name): return Resource.rpc(RPCFunction(rawValue: name) != nil ? name : "*").path
+        case .rpc(let name): return RPCFunction(rawValue: name)?.label ?? Self.unknownFunctionLabel
         case .unknownTable: return "/rest/v1/*"
         case .signUp: return Resource.signUp.path
         case .signUpChallenge: return Resource.signUpChallenge.path
@@ -41,6 +41,8 @@ enum Route: Sendable, Equatable {
         case .notFound, .methodNotAllowed: return "other"
         }
     }
+
+    private static let unknownFunctionLabel = Resource.rpc("*").path
 
     /// Every label `label` can return, in the order /metrics lists them.
     static let allLabels: [String] = {
@@ -63,6 +65,18 @@ enum RPCFunction: String, Sendable, CaseIterable {
     case priceMedian = "price_median"
     case priceMedians = "price_medians"
     case priceQuotes = "price_quotes"
+
+    /// The function's path, its metrics label (made once, not on every call).
+    var label: String {
+        switch self {
+        case .priceMedian: return Self.medianLabel
+        case .priceMedians: return Self.mediansLabel
+        case .priceQuotes: return Self.quotesLabel
+        }
+    }
+    private static let medianLabel = Resource.rpc(priceMedian.rawValue).path
+    private static let mediansLabel = Resource.rpc(priceMedians.rawValue).path
+    private static let quotesLabel = Resource.rpc(priceQuotes.rawValue).path
 
     /// The signatures named in PGRST202's hint when a call matches none of them.
     static let signatures = "price_median(location_id, rate_kind), price_medians(location_ids, rate_kind), "
@@ -102,32 +116,36 @@ enum Resource: Sendable, Equatable {
         }
     }
 
-    /// The methods documented for this path.
+    /// The methods documented for this path (made once: the router asks on every request).
     var methods: [String] {
         switch self {
-        case .health, .ready, .openAPI, .signUpChallenge, .user: return ["GET"]
-        case .reports: return ["GET", "POST", "PUT", "PATCH", "DELETE"]
-        case .rpc: return ["GET", "POST"]
-        case .signUp, .token, .logout: return ["POST"]
+        case .health, .ready, .openAPI, .signUpChallenge, .user: return Self.readOnly
+        case .reports: return Self.tableMethods
+        case .rpc: return Self.functionMethods
+        case .signUp, .token, .logout: return Self.actionMethods
         }
     }
+    private static let readOnly = ["GET"], tableMethods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    private static let functionMethods = ["GET", "POST"], actionMethods = ["POST"]
 
     /// A trailing slash is ignored, and `/rest/v1` is the document too; any single name under
-    /// `/rest/v1/rpc/` is a function call (an unknown one is PGRST202, from the handler).
+    /// `/rest/v1/rpc/` is a function call (an unknown one is PGRST202, from the handler). Byte-wise: this
+    /// runs on every request, and a path is bytes, not text to segment into characters.
     init?(path: String) {
-        var trimmed = Substring(path)
-        if trimmed.utf8.count > 1, trimmed.hasSuffix("/"), !(trimmed == "/rest/v1/") { trimmed = trimmed.dropLast() }
-        if trimmed == "/rest/v1" { trimmed = "/rest/v1/" }
-        let key = String(trimmed)
-        if let entry = Self.byPath.first(where: { $0.path == key }) {
+        var key = path
+        if path.utf8.count > 1, path.utf8.last == UInt8(ascii: "/"), path != "/rest/v1/" {
+            key = String(decoding: path.utf8.dropLast(), as: UTF8.self)
+        }
+        if key == "/rest/v1" { key = "/rest/v1/" }
+        let length = key.utf8.count
+        if let entry = Self.byPath.first(where: { $0.path.utf8.count == length && $0.path == key }) {
             self = entry.resource
             return
         }
-        guard trimmed.hasPrefix(Self.rpcPrefix) else { return nil }
-        let name = trimmed.dropFirst(Self.rpcPrefix.count)
-        // Byte-wise: `contains` with a String argument is Foundation's substring search, on every request.
-        guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")) else { return nil }
-        self = .rpc(String(name))
+        guard key.utf8.starts(with: Self.rpcPrefix.utf8) else { return nil }
+        let name = key.utf8.dropFirst(Self.rpcPrefix.utf8.count)
+        guard !name.isEmpty, !name.contains(UInt8(ascii: "/")) else { return nil }
+        self = .rpc(String(decoding: name, as: UTF8.self))
     }
 
     /// What `Allow` says: the documented methods, HEAD wherever GET is, and OPTIONS.

@@ -32,26 +32,25 @@ public struct PriceApplication: HTTPApplication {
         let cors = corsHeaders(request, decision.route)
         switch decision.outcome {
         case .answer(let response):
-            return Reply(label: decision.route.label, work: .now(
-                ErrorLog.serverError(response, route: decision.route.label, requestID: request.requestID).adding(cors)))
+            return Reply(label: decision.route.label, headers: cors, work: .now(
+                ErrorLog.serverError(response, route: decision.route.label, requestID: request.requestID)))
         case .database(let plan):
             let (service, route) = (self.service, decision.route)
             let ticket: DatabaseShares.Ticket
             switch service.admit(request, route, plan) {
             case .success(let admitted): ticket = admitted
             case .failure(let refusal):
-                return Reply(label: route.label, work: .now(
-                    ErrorLog.serverError(refusal.response, route: route.label, requestID: request.requestID).adding(cors)))
+                return Reply(label: route.label, headers: cors, work: .now(
+                    ErrorLog.serverError(refusal.response, route: route.label, requestID: request.requestID)))
             }
-            return Reply(label: route.label, work: .onWorker(
+            return Reply(label: route.label, headers: cors, work: .onWorker(
                 run: {
                     defer { ticket.release() }
-                    return execute(plan, route: route.label, requestID: request.requestID).adding(cors)
+                    return execute(plan, route: route.label, requestID: request.requestID)
                 },
                 expired: {
                     ticket.release()
                     return ErrorLog.serverError(service.overloaded(route), route: route.label, requestID: request.requestID)
-                        .adding(cors)
                 }))
         }
     }

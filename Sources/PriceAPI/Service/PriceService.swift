@@ -120,10 +120,13 @@ public final class PriceService: Sendable {
         return error.response
     }
 
+    /// The liveness answer, made once (probes ask often).
+    private static let healthy = HTTPResponse.json(200, "{\"status\":\"ok\"}")
+
     private func outcome(_ route: Route, _ request: HTTPRequest) -> Decision.Outcome {
         switch route {
         case .health:
-            return .answer(.json(200, "{\"status\":\"ok\"}"))
+            return .answer(Self.healthy)
         case .ready:
             return cachedReadiness()
         case .metrics:

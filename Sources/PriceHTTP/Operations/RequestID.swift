@@ -12,4 +12,28 @@ public enum RequestID {
                 || byte == 0x2d || byte == 0x5f || byte == 0x2e || byte == 0x3a
         }
     }
+
+    /// The server's own id for a request: its process prefix, `-`, and the request's number in lower-case
+    /// hex (`3f2a9c01-1b`). Written as bytes into one string: this runs on every request.
+    public static func compose(prefix: String, number: UInt64) -> String {
+        var digits = 1
+        var rest = number >> 4
+        while rest != 0 { digits += 1; rest >>= 4 }
+        let head = prefix.utf8
+        let total = head.count + 1 + digits
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            var index = 0
+            for byte in head { buffer[index] = byte; index += 1 }
+            buffer[index] = UInt8(ascii: "-")
+            var value = number
+            var position = total
+            while position > index + 1 {
+                position -= 1
+                let digit = UInt8(truncatingIfNeeded: value & 0xF)
+                buffer[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                value >>= 4
+            }
+            return total
+        }
+    }
 }

@@ -14,7 +14,6 @@ public final class ServerMetrics: Sendable {
     static let statuses = [200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 422, 429, 500, 503]
 
     private let routeLabels: [String]
-    private let routeIndex: [String: Int]
     private let fallbackRow: Int
     private let requests: [AtomicCounter]
     /// Per route row: one counter per latency bucket, then the count and the sum in nanoseconds.
@@ -31,14 +30,15 @@ public final class ServerMetrics: Sendable {
     public init(routeLabels: [String], fallbackLabel: String) {
         precondition(routeLabels.contains(fallbackLabel), "the fallback label must be one of the route labels")
         self.routeLabels = routeLabels
-        routeIndex = Dictionary(routeLabels.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        fallbackRow = routeIndex[fallbackLabel]!
+        fallbackRow = routeLabels.firstIndex(of: fallbackLabel)!
         requests = (0..<(routeLabels.count * (Self.statuses.count + 1))).map { _ in AtomicCounter() }
         latency = (0..<(routeLabels.count * Self.latencyWidth)).map { _ in AtomicCounter() }
     }
 
     public func record(route: String, status: Int, seconds: Double) {
-        let row = routeIndex[route] ?? fallbackRow
+        // A score of labels, compared by length first: cheaper than hashing the label on every request.
+        let length = route.utf8.count
+        let row = routeLabels.firstIndex { $0.utf8.count == length && $0 == route } ?? fallbackRow
         let column = Self.statuses.firstIndex(of: status) ?? Self.statuses.count
         requests[row * (Self.statuses.count + 1) + column].add()
         let base = row * Self.latencyWidth

@@ -24,10 +24,25 @@ public struct Reply: Sendable {
 
     /// A bounded label for metrics and the access log (never the raw path).
     public var label: String
+    /// Fields every answer to this request carries, whichever answer it is (CORS): the server adds them
+    /// after the response's own, so a shared response needs no copy to gain them.
+    public var headers: [(String, String)]
     public var work: Work
 
-    public init(label: String, work: Work) {
+    public init(label: String, headers: [(String, String)] = [], work: Work) {
         self.label = label
+        self.headers = headers
         self.work = work
+    }
+
+    /// The answer as the server sends it, with any worker's part run on the calling thread (tests, tools).
+    public func answer() -> HTTPResponse {
+        var response: HTTPResponse
+        switch work {
+        case .now(let now): response = now
+        case .onWorker(let run, _): response = run()
+        }
+        response.headers += headers
+        return response
     }
 }

@@ -151,7 +151,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     func nextRequestID() -> String {
         let number = requestCounter.add(1, ordering: .relaxed).newValue
-        return requestIDPrefix + "-" + String(number, radix: 16)
+        return RequestID.compose(prefix: requestIDPrefix, number: number)
     }
 }
 
@@ -165,18 +165,19 @@ struct SuspendedConnection: @unchecked Sendable {
 final class RequestState: @unchecked Sendable {
     var request: HTTPRequest
     var lifecycle: RequestLifecycle
-    /// Every header field as libmicrohttpd parsed it (names lower-cased), for `RequestFraming`.
-    var fields: [(String, String)] = []
-    let startedAt: ContinuousClock.Instant
+    /// CLOCK_MONOTONIC nanoseconds when the head was in (`ConnectionGuard.now()`).
+    let startedAt: Int64
     /// The application's label for metrics and the log, known once it decided.
     var label = ""
+    /// The application's fields for every answer to this request (`Reply.headers`).
+    var replyHeaders: [(String, String)] = []
     /// Set by a worker before it resumes the connection.
     var response: HTTPResponse?
 
-    init(request: HTTPRequest, body: RequestBody) {
+    init(request: HTTPRequest, lifecycle: RequestLifecycle) {
         self.request = request
-        self.lifecycle = RequestLifecycle(body: body)
-        self.startedAt = .now
+        self.lifecycle = lifecycle
+        self.startedAt = ConnectionGuard.now()
     }
 }
 
@@ -228,6 +229,7 @@ extension HTTPServer {
             state.request.body = state.lifecycle.body.bytes
             let reply = application.respond(to: state.request)
             state.label = reply.label
+            state.replyHeaders = reply.headers
             switch reply.work {
             case .now(let response):
                 _ = state.lifecycle.decided(onWorker: false)
@@ -271,14 +273,13 @@ extension HTTPServer {
         server.inFlight.subtract(1, ordering: .relaxed)
     }
 
+    /// `cls` points at the `HTTPRequest` `makeState` is building (a local, not yet shared).
     private static let headerCollector: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return CMHD_YES }
-        let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+        let request = cls.assumingMemoryBound(to: HTTPRequest.self)
         let text = value.map { String(cString: $0) } ?? ""
         // Lower-casing keeps every byte that matters to the framing (whitespace, non-token bytes).
-        let name = asciiLowercased(key)
-        state.request.headers[name] = text
-        state.fields.append((name, text))
+        request.pointee.headers.append(asciiLowercased(key), text)
         return CMHD_YES
     }
 
@@ -326,11 +327,11 @@ extension HTTPServer {
     /// where values are checked) instead of silently cutting the value short.
     private static let argumentCollector: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
         guard let cls, let key else { return CMHD_YES }
-        let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
-        if state.request.query.count < 64 {
+        let request = cls.assumingMemoryBound(to: HTTPRequest.self)
+        if request.pointee.query.count < 64 {
             let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
             let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
-            state.request.query.append((name, text))
+            request.pointee.query.append((name, text))
         }
         return CMHD_YES
     }
@@ -340,33 +341,34 @@ extension HTTPServer {
     private func makeState(connection: OpaquePointer, record: ConnectionRecord?, url: UnsafePointer<CChar>?,
                            method: UnsafePointer<CChar>?) -> RequestState {
         let peer = record?.peer ?? HTTPServer.peerAddress(of: connection)
-        let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
+        var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                                   path: url.map { String(cString: $0) } ?? "/",
                                   clientIP: peer, requestID: nextRequestID())
-        let state = RequestState(request: request, body: RequestBody(limit: configuration.maxBodyBytes))
-        let opaque = Unmanaged.passUnretained(state).toOpaque()
-        _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, opaque)
-        _ = MHD_get_connection_values_n(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, opaque)
-        state.request.clientIP = clientAddress.resolve(peer: peer, peerKey: record?.network,
-                                                       forwardedFor: state.request.headers["x-forwarded-for"])
-        if let incoming = state.request.headers["x-request-id"], RequestID.isWellFormed(incoming) {
-            state.request.requestID = incoming
+        // Collected into this local, then moved into the state once.
+        withUnsafeMutablePointer(to: &request) { pointer in
+            _ = MHD_get_connection_values(connection, CMHD_HEADER_KIND, HTTPServer.headerCollector, pointer)
+            _ = MHD_get_connection_values_n(connection, CMHD_GET_ARGUMENT_KIND, HTTPServer.argumentCollector, pointer)
+        }
+        request.clientIP = clientAddress.resolve(peer: peer, peerKey: record?.network,
+                                                 forwardedFor: request.headers["x-forwarded-for"])
+        if let incoming = request.headers["x-request-id"], RequestID.isWellFormed(incoming) {
+            request.requestID = incoming
         }
         // The framing decides the length the 413 check compares, the same one libmicrohttpd reads
         // (any framing two parsers could read differently is refused).
-        let framing = RequestFraming.decide(state.fields)
+        let framing = RequestFraming.decide(request.headers.fields)
         var problem: String?
         if case .invalid(let reason) = framing { problem = reason }
-        state.lifecycle = RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes,
-                                                             declaredLength: framing.declaredLength),
-                                           framingProblem: problem)
-        return state
+        return RequestState(request: request,
+                            lifecycle: RequestLifecycle(body: RequestBody(limit: configuration.maxBodyBytes,
+                                                                          declaredLength: framing.declaredLength),
+                                                        framingProblem: problem))
     }
 
     /// Counts and logs the answer, then hands it to libmicrohttpd with the request id.
     private func queue(_ response: HTTPResponse, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
         let request = state.request
-        let seconds = (ContinuousClock.now - state.startedAt) / .seconds(1)
+        let seconds = Double(ConnectionGuard.now() - state.startedAt) / 1e9
         metrics.record(route: state.label, status: response.status, seconds: seconds)
         if log.enabled {
             log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
@@ -379,10 +381,16 @@ extension HTTPServer {
                                             CMHD_RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return CMHD_NO }
-        for (name, value) in response.headers {
-            _ = MHD_add_response_header(mhdResponse, name, value)
+        // withCString hands over a native string's own bytes; passing a String where a C string is
+        // expected would copy each one into a new array.
+        func add(_ fields: [(String, String)]) {
+            for (name, value) in fields {
+                name.withCString { name in value.withCString { value in _ = MHD_add_response_header(mhdResponse, name, value) } }
+            }
         }
-        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", request.requestID)
+        add(response.headers)
+        add(state.replyHeaders)
+        request.requestID.withCString { _ = MHD_add_response_header(mhdResponse, "X-Request-Id", $0) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
