@@ -367,11 +367,12 @@ extension HTTPServer {
 
     /// Counts and logs the answer, then hands it to libmicrohttpd with the request id.
     private func queue(_ response: HTTPResponse, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
-        let request = state.request
+        // The id only: copying the whole request would retain every one of its strings and arrays.
+        let requestID = state.request.requestID
         let seconds = Double(ConnectionGuard.now() - state.startedAt) / 1e9
         metrics.record(route: state.label, status: response.status, seconds: seconds)
         if log.enabled {
-            log.write(.init(time: Date(), requestID: request.requestID, method: request.method,
+            log.write(.init(time: Date(), requestID: requestID, method: state.request.method,
                             route: state.label, status: response.status, seconds: seconds))
         }
         // For HEAD libmicrohttpd sends the headers of this response, Content-Length included, and
@@ -390,7 +391,7 @@ extension HTTPServer {
         }
         add(response.headers)
         add(state.replyHeaders)
-        request.requestID.withCString { _ = MHD_add_response_header(mhdResponse, "X-Request-Id", $0) }
+        requestID.withCString { _ = MHD_add_response_header(mhdResponse, "X-Request-Id", $0) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
