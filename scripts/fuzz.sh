@@ -45,7 +45,9 @@ fi
 echo "== building the fuzz targets (release, libFuzzer + AddressSanitizer)"
 swift build --package-path Fuzz -c release --sanitize=fuzzer --sanitize=address \
   -Xswiftc -parse-as-library -Xswiftc -sanitize=fuzzer,address 2>&1 \
-  | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)|Cannot export local symbol' || true
+  | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)|Cannot export local symbol'
+# The build's own status: binaries left by an earlier build must not stand in for a failed one.
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz.sh: the fuzz build failed" >&2; exit 1; }
 bin=$(swift build --package-path Fuzz -c release --show-bin-path)
 for target in "${targets[@]}"; do
   [ -x "$bin/$target" ] || { echo "fuzz.sh: build failed ($bin/$target missing)" >&2; exit 1; }

@@ -53,7 +53,7 @@ public final class ServiceHarness: Sendable {
     /// anon key and a user's token, and the anon key as `apikey` unless the request names one.
     public func request(_ text: RequestText) -> HTTPRequest {
         var request = text.request()
-        for (name, value) in request.headers where value.contains("$") {
+        for (name, value) in request.headers.fields where value.contains("$") {
             request.headers[name] = value.replacingOccurrences(of: "$ANON", with: anonKey)
                 .replacingOccurrences(of: "$USER", with: userToken)
         }
