@@ -33,7 +33,7 @@
 #                           whose targets sit closest to their ratios, average more rounds (each shown)
 #   BENCH_CLIENTS=16        connections (wrk -c) and clients (pgbench -c), the same for both sides
 #   BENCH_THREADS=2         wrk -t and pgbench -j
-#   BENCH_MEDIAN_SECONDS=30 length of each price_medians and price_quotes run (at least BENCH_SECONDS)
+#   BENCH_MEDIAN_SECONDS    length of each price_medians and price_quotes run (default and at least BENCH_SECONDS)
 #   BENCH_RSS_CONNECTIONS=256, BENCH_RSS_SECONDS=5
 #   BENCH_REPORTERS=60000   fresh reporters minted per run and per submission side (http, pg, verified,
 #                           floor; the pg side is used by BENCH_SUBMIT_ROUNDS + BENCH_ROUNDS runs (row 1, then
