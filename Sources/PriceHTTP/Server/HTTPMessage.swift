@@ -58,7 +58,7 @@ public struct HTTPRequest: Sendable {
                 clientIP: String = "127.0.0.1", requestID: String = "-") {
         self.method = method
         self.path = path
-        self.headers = headers.isEmpty ? HTTPHeaders() : HTTPHeaders(headers)
+        self.headers = HTTPHeaders(headers)
         self.query = query
         self.body = body
         self.clientIP = clientIP
