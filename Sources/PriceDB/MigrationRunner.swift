@@ -111,14 +111,13 @@ public struct MigrationRunner: Sendable {
         return MigrationPlanner(files: sources.map(\.file), applied: applied, version: version, superseded: superseded)
     }
 
-    /// The version `directory/VERSION` declares; ``SchemaVersion/undeclared`` without the file.
-    public static func version(in directory: String) throws(DatabaseError) -> SchemaVersion {
-        try load(directory: directory).version
-    }
-
-    /// The superseded checksums `directory/superseded.txt` lists; none without the file.
-    public static func superseded(in directory: String) throws(DatabaseError) -> [SupersededChecksum] {
-        try load(directory: directory).superseded
+    /// What `/readyz` compares a database with, read from `directory` in one pass: the files' names and
+    /// checksums, the declared schema version (`.undeclared` without `VERSION`) and the superseded checksums
+    /// (none without `superseded.txt`).
+    public static func shipped(in directory: String) throws(DatabaseError)
+        -> (files: [MigrationFile], version: SchemaVersion, superseded: [SupersededChecksum]) {
+        let loaded = try load(directory: directory)
+        return (loaded.sources.map(\.file), loaded.version, loaded.superseded)
     }
 
     /// Names and checksums of the `.sql` files in `directory`: what `/readyz` compares against

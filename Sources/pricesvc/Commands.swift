@@ -249,9 +249,7 @@ enum Commands {
         let signUpAttestation = try Commands.signUpAttestation(configuration, secret: secrets.current)
 
         let migrations = try MigrationsLocation.resolve(configuration)
-        let shipped = try MigrationRunner.files(in: migrations.path)
-        let schemaVersion = try MigrationRunner.version(in: migrations.path)
-        let superseded = try MigrationRunner.superseded(in: migrations.path)
+        let (shipped, schemaVersion, superseded) = try MigrationRunner.shipped(in: migrations.path)
         var poolConfiguration = PoolConfiguration(
             conninfo: configuration.string("database-url"),
             size: poolSize,
