@@ -1,7 +1,8 @@
 import PriceJSON
 import PriceCrypto
 
-/// Verifies HS256 tokens in-process on every request.
+/// Verifies HS256 tokens in-process on every request (an access token seen lately comes from the
+/// verifier's `VerifiedTokenCache`, with its time claims and role checked again).
 ///
 /// Order matters: the size is checked before decoding anything, the algorithm before the signature, and
 /// the signature before the payload is even parsed, so an unauthenticated sender can only ever learn
@@ -12,18 +13,22 @@ public struct TokenVerifier: Sendable {
     /// Seconds of clock skew tolerated on `exp`, `nbf` and `iat` (matches `private.jwt_leeway()` in SQL).
     public let leeway: Int
     public let maxTokenBytes: Int
+    /// Access tokens verified lately; nil when the verifier was made without one.
+    public let cache: VerifiedTokenCache?
 
+    /// - Parameter cacheEntries: slots of the access-token cache (0: every token is verified in full).
     /// - Important: `secrets` must not be empty; verification with no key would reject everything silently.
-    public init(secrets: [[UInt8]], leeway: Int = 30, maxTokenBytes: Int = 8192) {
+    public init(secrets: [[UInt8]], leeway: Int = 30, maxTokenBytes: Int = 8192, cacheEntries: Int = 0) {
         precondition(!secrets.isEmpty, "TokenVerifier needs at least one secret")
         self.keys = secrets.map(HMACSHA256Key.init)
         self.leeway = leeway
         self.maxTokenBytes = maxTokenBytes
+        cache = cacheEntries > 0 ? VerifiedTokenCache(capacity: cacheEntries) : nil
     }
 
     /// Checks structure, algorithm, signature and time claims; says nothing about who the token is for.
     public func verify(_ token: String, now: Int) -> Result<VerifiedToken, TokenError> {
-        Result { () throws(TokenError) in try verifiedToken(token, now: now) }
+        Result { () throws(TokenError) in try verifiedToken(token, now: now).verified }
     }
 
     /// The roles a user's access token may carry unless a caller says otherwise (built once, not per call).
@@ -33,26 +38,42 @@ public struct TokenVerifier: Sendable {
     public func verifyAccessToken(
         _ token: String, now: Int, roles: Set<String> = TokenVerifier.userRoles
     ) -> Result<VerifiedToken, TokenError> {
-        Result { () throws(TokenError) in
-            let verified = try verifiedToken(token, now: now)
+        if let hit = cache?.entry(for: token), isCurrent(hit, now: now),
+           let role = hit.verified.role, roles.contains(role) {
+            return .success(hit.verified)
+        }
+        return Result { () throws(TokenError) in
+            let (verified, notBefore, issuedAt) = try verifiedToken(token, now: now)
             guard let role = verified.role, roles.contains(role) else { throw .wrongRole }
             guard verified.aud.contains("authenticated") else { throw .wrongAudience }
             guard verified.sub != nil else { throw .missingClaim("sub") }
             guard verified.exp != nil else { throw .missingClaim("exp") }
+            cache?.store(.init(verified: verified, notBefore: notBefore, issuedAt: issuedAt))
             return verified
         }
+    }
+
+    /// The time checks of `verifiedToken`, on a cached token: what may have changed since it went in.
+    private func isCurrent(_ entry: VerifiedTokenCache.Entry, now: Int) -> Bool {
+        if let exp = entry.verified.exp, now - leeway >= exp { return false }
+        if let nbf = entry.notBefore, nbf > now + leeway { return false }
+        if let iat = entry.issuedAt, iat > now + leeway { return false }
+        return true
     }
 
     /// The public `apikey`: role `anon`.
     public func verifyAnonKey(_ token: String, now: Int) -> Result<VerifiedToken, TokenError> {
         Result { () throws(TokenError) in
-            let verified = try verifiedToken(token, now: now)
+            let verified = try verifiedToken(token, now: now).verified
             guard verified.role == "anon" else { throw .wrongRole }
             return verified
         }
     }
 
-    private func verifiedToken(_ token: String, now: Int) throws(TokenError) -> VerifiedToken {
+    /// The checked token, with its `nbf` and `iat` (the cache re-checks them on each hit).
+    private func verifiedToken(_ token: String, now: Int) throws(TokenError)
+        -> (verified: VerifiedToken, notBefore: Int?, issuedAt: Int?)
+    {
         guard token.utf8.count <= maxTokenBytes else { throw .oversize }
         var compact = token
         let claims = try compact.withUTF8 { bytes in
@@ -60,9 +81,11 @@ public struct TokenVerifier: Sendable {
         }.get()
         let verified = try VerifiedToken(token: token, claims: claims)
         if let exp = verified.exp, now - leeway >= exp { throw .expired }
-        if let nbf = try VerifiedToken.numericDate(claims, "nbf"), nbf > now + leeway { throw .notYetValid }
-        if let iat = try VerifiedToken.numericDate(claims, "iat"), iat > now + leeway { throw .notYetValid }
-        return verified
+        let notBefore = try VerifiedToken.numericDate(claims, "nbf")
+        if let nbf = notBefore, nbf > now + leeway { throw .notYetValid }
+        let issuedAt = try VerifiedToken.numericDate(claims, "iat")
+        if let iat = issuedAt, iat > now + leeway { throw .notYetValid }
+        return (verified, notBefore, issuedAt)
     }
 
     /// The payload object of a correctly signed HS256 token.

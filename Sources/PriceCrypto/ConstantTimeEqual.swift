@@ -12,3 +12,10 @@ public func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         }
     }
 }
+
+/// The same comparison over memory the caller already holds (no arrays made).
+public func constantTimeEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    guard lhs.count > 0, let left = lhs.baseAddress, let right = rhs.baseAddress else { return true }
+    return CRYPTO_memcmp(left, right, lhs.count) == 0
+}

@@ -243,7 +243,8 @@ enum Commands {
             : nil
         let keys = ServiceKeys(secret: secrets.current, extraVerifying: secrets.previous.map { [$0] } ?? [],
                                accessTokenLifetime: settings.accessTokenLifetime,
-                               acceptsLegacyAnonKey: try configuration.bool("legacy-anon-key"))
+                               acceptsLegacyAnonKey: try configuration.bool("legacy-anon-key"),
+                               tokenCacheEntries: try configuration.int("token-cache-entries", min: 0, max: 1 << 20))
         let keyRefreshSeconds = try configuration.int("key-refresh-seconds", min: 1)
 
         let signUpAttestation = try Commands.signUpAttestation(configuration, secret: secrets.current)

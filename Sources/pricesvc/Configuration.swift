@@ -46,6 +46,8 @@ enum Settings {
                 help: "Accept the JWT anon key (pricesvc keys) as apikey besides publishable keys; false once every app has a publishable key"),
         Setting(key: "access-token-ttl", defaultValue: String(service.accessTokenLifetime),
                 help: "Access token lifetime in seconds; a signed-out or revoked session's tokens are refused at once, whatever their expiry"),
+        Setting(key: "token-cache-entries", defaultValue: "1024",
+                help: "Access tokens whose in-process verification is remembered (until expiry or a new signing key set); 0 verifies every request in full"),
         Setting(key: "pool-size", defaultValue: String(PoolConfiguration.defaultSize), help: "Database connections"),
         Setting(key: "pool-timeout-ms", defaultValue: "2000",
                 help: "How long a request waits for a free connection before 503"),

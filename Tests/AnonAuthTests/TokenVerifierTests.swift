@@ -242,3 +242,88 @@ private let verifier = TokenVerifier(secrets: [currentSecret])
         #expect(verifier.verifyAnonKey(forged, now: now).failure?.code == .badSignature)
     }
 }
+
+/// The cache of verified access tokens: a verifier with one answers every call exactly as one without.
+@Suite struct CachesVerifiedAccessTokens {
+    /// SplitMix64: seeded, so a failure names its seed and can be replayed.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func aRepeatedTokenIsAHitAndGivesTheSameClaims() throws {
+        let cached = TokenVerifier(secrets: [currentSecret], cacheEntries: 8)
+        let token = forgeToken(header: hs256Header, payload: accessPayload(), key: currentSecret)
+        let first = try cached.verifyAccessToken(token, now: now).get()
+        let second = try cached.verifyAccessToken(token, now: now + 5).get()
+        #expect(first == second)
+        #expect(second.token == token)
+        #expect(cached.cache?.hits == 1 && cached.cache?.misses == 1)
+    }
+
+    @Test func aCachedTokenStillExpires() {
+        let cached = TokenVerifier(secrets: [currentSecret], cacheEntries: 8)
+        let token = forgeToken(header: hs256Header, payload: accessPayload(exp: now + 100), key: currentSecret)
+        #expect(cached.verifyAccessToken(token, now: now).success != nil)
+        #expect(cached.verifyAccessToken(token, now: now + 100 + cached.leeway).failure?.code == .expired)
+    }
+
+    @Test func aCachedTokenIsNotYetValidWhenTheClockGoesBack() {
+        let cached = TokenVerifier(secrets: [currentSecret], cacheEntries: 8)
+        let token = forgeToken(header: hs256Header, payload: accessPayload(extra: #","iat":\#(now),"nbf":\#(now)"#), key: currentSecret)
+        #expect(cached.verifyAccessToken(token, now: now).success != nil)
+        #expect(cached.verifyAccessToken(token, now: now - 1000).failure?.code == .notYetValid)
+    }
+
+    @Test func aCachedTokenIsCheckedAgainstTheRolesOfEachCall() {
+        let cached = TokenVerifier(secrets: [currentSecret], cacheEntries: 8)
+        let token = forgeToken(header: hs256Header, payload: accessPayload(), key: currentSecret)
+        #expect(cached.verifyAccessToken(token, now: now).success != nil)
+        #expect(cached.verifyAccessToken(token, now: now, roles: ["service_role"]).failure?.code == .wrongRole)
+    }
+
+    @Test func aTokenDifferingInOneByteIsNotAHit() {
+        let cached = TokenVerifier(secrets: [currentSecret], cacheEntries: 1)
+        let token = forgeToken(header: hs256Header, payload: accessPayload(), key: currentSecret)
+        #expect(cached.verifyAccessToken(token, now: now).success != nil)
+        var bytes = Array(token.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let altered = String(decoding: bytes, as: UTF8.self)
+        #expect(cached.verifyAccessToken(altered, now: now).failure?.code == .badSignature)
+        #expect(cached.cache?.hits == 0)
+    }
+
+    /// Random calls (genuine, expired, future, wrong-role, forged and altered tokens, a clock that also
+    /// goes back, a few slots so tokens evict each other): the cached verifier agrees with a plain one on
+    /// every call, and does hit.
+    @Test(arguments: [1, 2, 3] as [UInt64]) func agreesWithAVerifierWithoutACache(seed: UInt64) {
+        var random = Generator(state: seed)
+        let plain = TokenVerifier(secrets: [currentSecret, previousSecret])
+        let cached = TokenVerifier(secrets: [currentSecret, previousSecret], cacheEntries: 3)
+        var tokens: [String] = []
+        for index in 0..<12 {
+            let exp = now + Int.random(in: -200...400, using: &random)
+            let role = index % 5 == 4 ? "anon" : "authenticated"
+            let times = Bool.random(using: &random) ? #","iat":\#(now + Int.random(in: -100...100, using: &random))"# : ""
+            let payload = #"{"sub":"\#(userID)","role":"\#(role)","aud":"authenticated","exp":\#(exp)\#(times)}"#
+            let key = [currentSecret, previousSecret, Array("not-a-key-of-this-verifier-at-all-0123".utf8)][index % 3]
+            tokens.append(forgeToken(header: hs256Header, payload: payload, key: key))
+        }
+        tokens.append(String(tokens[0].dropLast()))
+        for step in 0..<2_000 {
+            let token = tokens.randomElement(using: &random)!
+            let at = now + Int.random(in: -150...500, using: &random)
+            let roles: Set<String> = Int.random(in: 0..<10, using: &random) == 0 ? ["anon"] : TokenVerifier.userRoles
+            let expected = plain.verifyAccessToken(token, now: at, roles: roles)
+            let actual = cached.verifyAccessToken(token, now: at, roles: roles)
+            #expect(actual == expected, "seed \(seed), step \(step)")
+        }
+        #expect((cached.cache?.hits ?? 0) > 100)
+    }
+}

@@ -92,6 +92,28 @@ struct ServiceKeysTests {
                 "retire: the old secret is no longer in the set")
     }
 
+    @Test("the token cache outlives a re-read of the same keys, and a token of a retired key is refused though it was cached")
+    func tokenCacheFollowsTheKeySet() throws {
+        let keys = ServiceKeys(secret: current, tokenCacheEntries: 64)
+        let service = service(keys)
+        let anon = TokenIssuer(secret: current).anonKey()
+        keys.apply(ring: ring([(current, "current"), (next, "next")], holder: current), publishableKeyHashes: [])
+        let fromNext = token(next)
+        #expect(status(service, apikey: anon, token: fromNext) == 0)
+        #expect(status(service, apikey: anon, token: fromNext) == 0)
+        let cache = try #require(keys.snapshot.verifier.cache)
+        #expect((cache.hits, cache.misses) == (1, 1))
+        keys.apply(ring: ring([(current, "current"), (next, "next")], holder: current), publishableKeyHashes: [])
+        #expect(status(service, apikey: anon, token: fromNext) == 0)
+        #expect(keys.snapshot.verifier.cache === cache, "the same key set keeps the verifier and what it verified")
+        #expect(cache.hits == 2)
+        keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [])
+        #expect(keys.snapshot.verifier.cache !== cache)
+        #expect(status(service, apikey: anon, token: fromNext) == 401, "the key that signed it is gone from the set")
+        #expect(keys.snapshot.verifier.cache?.capacity == 64)
+        #expect(keys.metricsText().contains(#"pricesvc_token_cache_lookups_total{result="miss"} 1"#))
+    }
+
     @Test("/readyz fails while the instance's secret is not one of the database's keys")
     func readiness() {
         let keys = ServiceKeys(secret: current)

@@ -28,6 +28,8 @@ public final class ServiceKeys: Sendable {
         public var problem: String?
         /// Keys the instance verifies with.
         public var verifyingKeyCount: Int
+        /// Those keys themselves: a re-read that finds the same set keeps the verifier and its token cache.
+        var verifyingSecrets: [[UInt8]]
     }
 
     private let state: Mutex<Snapshot>
@@ -42,15 +44,19 @@ public final class ServiceKeys: Sendable {
     let reloads = Atomic<Int>(0)
 
     /// Keys of the instance's own secret alone, until the first read of the database's.
+    /// - Parameter tokenCacheEntries: slots of the verifier's access-token cache (0: none).
     public init(secret: [UInt8], extraVerifying: [[UInt8]] = [], accessTokenLifetime: Int = 3600,
-                acceptsLegacyAnonKey: Bool = true, publishableKeyHashes: Set<[UInt8]> = []) {
+                acceptsLegacyAnonKey: Bool = true, publishableKeyHashes: Set<[UInt8]> = [],
+                tokenCacheEntries: Int = 0) {
         own = secret
         self.extraVerifying = extraVerifying
         self.acceptsLegacyAnonKey = acceptsLegacyAnonKey
         let issuer = TokenIssuer(secret: secret, accessTokenLifetime: accessTokenLifetime)
-        state = Mutex(Snapshot(issuer: issuer, verifier: TokenVerifier(secrets: [secret] + extraVerifying),
+        let verifying = [secret] + extraVerifying
+        state = Mutex(Snapshot(issuer: issuer,
+                               verifier: TokenVerifier(secrets: verifying, cacheEntries: tokenCacheEntries),
                                anonKey: Array(issuer.anonKey().utf8), publishableKeyHashes: publishableKeyHashes,
-                               problem: nil, verifyingKeyCount: 1 + extraVerifying.count))
+                               problem: nil, verifyingKeyCount: verifying.count, verifyingSecrets: verifying))
     }
 
     /// Fixed keys (tests, tools): an issuer and a verifier as given, never re-read.
@@ -60,7 +66,8 @@ public final class ServiceKeys: Sendable {
         extraVerifying = []
         self.acceptsLegacyAnonKey = acceptsLegacyAnonKey
         state = Mutex(Snapshot(issuer: issuer, verifier: verifier, anonKey: Array(issuer.anonKey().utf8),
-                               publishableKeyHashes: publishableKeyHashes, problem: nil, verifyingKeyCount: 1))
+                               publishableKeyHashes: publishableKeyHashes, problem: nil, verifyingKeyCount: 1,
+                               verifyingSecrets: []))
     }
 
     public var snapshot: Snapshot { state.withLock { $0 } }
@@ -81,8 +88,12 @@ public final class ServiceKeys: Sendable {
                                          accessTokenLifetime: snapshot.issuer.accessTokenLifetime)
                 let verifying = keys.verifying + extraVerifying.filter { !keys.verifying.contains($0) }
                 snapshot.issuer = issuer
-                snapshot.verifier = TokenVerifier(secrets: verifying, leeway: snapshot.verifier.leeway,
-                                                  maxTokenBytes: snapshot.verifier.maxTokenBytes)
+                if verifying != snapshot.verifyingSecrets {
+                    let old = snapshot.verifier
+                    snapshot.verifier = TokenVerifier(secrets: verifying, leeway: old.leeway, maxTokenBytes: old.maxTokenBytes,
+                                                      cacheEntries: old.cache?.capacity ?? 0)
+                    snapshot.verifyingSecrets = verifying
+                }
                 snapshot.anonKey = Array(issuer.anonKey().utf8)
                 snapshot.problem = nil
                 snapshot.verifyingKeyCount = verifying.count
@@ -108,6 +119,11 @@ public final class ServiceKeys: Sendable {
         PrometheusText.family(&out, "pricesvc_signing_key_reads_total", .counter,
                               "Reads of the database's signing keys and publishable keys.",
                               [("", reloads.load(ordering: .relaxed))])
+        if let cache = snapshot.verifier.cache {
+            PrometheusText.family(&out, "pricesvc_token_cache_lookups_total", .counter,
+                                  "Access-token lookups in the verifier's cache since the signing keys last changed, by result.",
+                                  [("result=\"hit\"", cache.hits), ("result=\"miss\"", cache.misses)])
+        }
         return out
     }
 
