@@ -37,7 +37,8 @@ let package = Package(
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
         // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
-        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON"]),
+        // It renders PriceDB's `TextCells` (a query's rows as bytes) and uses nothing else of PriceDB.
+        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON", "PriceDB"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
         .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
@@ -56,7 +57,7 @@ let package = Package(
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
-        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON"]),
+        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON", "PriceDB"]),
         .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import PriceDB
 import PriceHTTP
 import PriceJSON
 
@@ -13,20 +14,25 @@ extension ReadOptions {
     ///   asking for 55 MB answers took the process to 1 GiB).
     package func render(_ result: ResultSet, maxBytes: Int = ReadOptions.defaultMaxResponseBytes) -> HTTPResponse {
         let types = result.columns.map(\.type)
-        guard result.rows.allSatisfy({ $0.count == types.count }) else {
+        let cells = result.cells
+        if let odd = (0..<cells.rowCount).first(where: { cells.columnCount(row: $0) != types.count }) {
             // The function's columns changed under the service: refuse rather than misread them.
             return APIError(status: 500, code: "PGRST000", message: "Internal error",
-                            details: "The function returned \(result.rows.first?.count ?? 0) columns, expected \(types.count)").response
+                            details: "The function returned \(cells.columnCount(row: odd)) columns, expected \(types.count)").response
         }
-        var rows = result.rows.filter { row in
-            filters.allSatisfy { $0.evaluate(types[$0.column].cell(row[$0.column])) == true }
+        // Rows by index into `cells`: filtering and ordering move integers, not rows.
+        var rows = Array(0..<cells.rowCount)
+        if !filters.isEmpty {
+            rows = rows.filter { row in
+                filters.allSatisfy { $0.evaluate(types[$0.column].cell(cells.string(row: row, column: $0.column))) == true }
+            }
         }
         if !order.isEmpty {
             // Decorate once so each comparison does not re-read the cells; stable, so ties keep the function's order.
-            let keyed = rows.enumerated().map { item in (item.offset, item.element, order.map { types[$0.column].cell(item.element[$0.column]) }) }
+            let keyed = rows.map { row in (row, order.map { types[$0.column].cell(cells.string(row: row, column: $0.column)) }) }
             rows = keyed.sorted { lhs, rhs in
                 for (index, term) in order.enumerated() {
-                    let (a, b) = (lhs.2[index], rhs.2[index])
+                    let (a, b) = (lhs.1[index], rhs.1[index])
                     switch (a, b) {
                     case (nil, nil): continue
                     case (nil, _): return term.nullsFirst
@@ -37,7 +43,7 @@ extension ReadOptions {
                     }
                 }
                 return lhs.0 < rhs.0
-            }.map(\.1)
+            }.map(\.0)
         }
         let total = rows.count
         let lower = range.lower
@@ -66,6 +72,8 @@ extension ReadOptions {
         if countExact { headers.append(("Preference-Applied", "count=exact")) }
 
         let columns = select ?? result.columns.enumerated().map { ($0.element.name, $0.offset) }
+        // Unrenamed, every column's member name was quoted when its column was made.
+        let fields = select.map(Self.fields) ?? result.columns.enumerated().map { ($0.element.key, $0.offset) }
         // A lower bound of each row's size (JSON keys and braces, CSV separators): a page that must pass the
         // cap is refused before anything is written.
         let leastPerRow: Int
@@ -77,18 +85,17 @@ extension ReadOptions {
         guard page.count <= maxBytes / max(leastPerRow, 1) else { return Self.tooLarge(maxBytes, rows: page.count) }
         switch format {
         case .csv:
-            guard let text = Self.csv(page, columns: columns, maxBytes: maxBytes) else {
+            guard let text = Self.csv(page.map(cells.row), columns: columns, maxBytes: maxBytes) else {
                 return Self.tooLarge(maxBytes, rows: page.count)
             }
             return HTTPResponse(status: status, headers: [("Content-Type", "text/csv; charset=utf-8")] + headers,
                                 body: Array(text.utf8))
         case .json(let stripNulls):
             var writer = JSONWriter(capacity: min(200 * page.count + 2, maxBytes))
-            let fields = Self.fields(columns)
             var scratch: [UInt8] = []
             writer.beginArray()
             for row in page {
-                Self.object(row, fields: fields, types: types, stripNulls: stripNulls, scratch: &scratch, into: &writer)
+                Self.object(cells, row: row, fields: fields, types: types, stripNulls: stripNulls, scratch: &scratch, into: &writer)
                 if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
             }
             writer.endArray()
@@ -97,7 +104,7 @@ extension ReadOptions {
         case .object(let stripNulls):
             var writer = JSONWriter(capacity: 256)
             var scratch: [UInt8] = []
-            Self.object(page[0], fields: Self.fields(columns), types: types, stripNulls: stripNulls, scratch: &scratch,
+            Self.object(cells, row: page[0], fields: fields, types: types, stripNulls: stripNulls, scratch: &scratch,
                         into: &writer)
             if writer.bytes.count > maxBytes { return Self.tooLarge(maxBytes, rows: 1) }
             let media = "application/vnd.pgrst.object+json\(stripNulls ? "; nulls=stripped" : ""); charset=utf-8"
@@ -114,27 +121,27 @@ extension ReadOptions {
                  hint: "Select fewer columns, filter, or page with limit/offset or Range").response
     }
 
-    /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601.
-    /// `fields`: the selected columns with their names quoted once per body (`fields(_:)`); `scratch` is
-    /// reused for each timestamp's bytes.
-    package static func object(_ row: [String?], fields: [(key: JSONKey, column: Int)], types: [ColumnType],
+    /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601,
+    /// each cell copied from `cells`' buffer into the body.
+    /// `fields`: the selected columns with their names quoted once (`fields(_:)`, `ResultColumn.key`);
+    /// `scratch` is reused for each timestamp's bytes.
+    package static func object(_ cells: TextCells, row: Int, fields: [(key: JSONKey, column: Int)], types: [ColumnType],
                                stripNulls: Bool, scratch: inout [UInt8], into writer: inout JSONWriter) {
         writer.beginObject()
         for (key, column) in fields {
-            guard let text = row[column] else {
-                if !stripNulls { writer.key(key); writer.null() }
-                continue
+            let written: Void? = cells.withCell(row: row, column: column) { text in
+                writer.key(key)
+                switch types[column] {
+                case .text: writer.string(utf8: text)
+                case .integer, .bigint: writer.number(literal: text)
+                case .boolean: writer.bool(text.count == 1 && text[0] == UInt8(ascii: "t"))
+                case .timestamptz:
+                    scratch.removeAll(keepingCapacity: true)
+                    Timestamp.appendJSONForm(utf8: text, to: &scratch)
+                    writer.string(utf8: scratch)
+                }
             }
-            writer.key(key)
-            switch types[column] {
-            case .text: writer.string(text)
-            case .integer, .bigint: writer.number(literal: text)
-            case .boolean: writer.bool(text == "t")
-            case .timestamptz:
-                scratch.removeAll(keepingCapacity: true)
-                Timestamp.appendJSONForm(text, to: &scratch)
-                writer.string(utf8: scratch)
-            }
+            if written == nil, !stripNulls { writer.key(key); writer.null() }
         }
         writer.endObject()
     }

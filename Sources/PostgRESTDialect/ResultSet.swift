@@ -1,12 +1,19 @@
-/// The rows a function returned, as PostgreSQL's text output (what libpq hands over), with the
-/// type of each column. Filters, order and rendering read the cells by that type.
+import PriceDB
+import PriceJSON
+
+/// The rows a function returned, as PostgreSQL's text output (what libpq hands over, in one buffer),
+/// with the type of each column. Filters, order and rendering read the cells by that type.
 package struct ResultSet: Sendable {
     package var columns: [ResultColumn]
-    package var rows: [[String?]]
+    package var cells: TextCells
+
+    package init(columns: [ResultColumn], cells: TextCells) {
+        self.columns = columns
+        self.cells = cells
+    }
 
     package init(columns: [ResultColumn], rows: [[String?]]) {
-        self.columns = columns
-        self.rows = rows
+        self.init(columns: columns, cells: TextCells(rows))
     }
 }
 
@@ -14,10 +21,17 @@ package struct ResultSet: Sendable {
 package struct ResultColumn: Sendable, Equatable {
     package let name: String
     package let type: ColumnType
+    /// `name` as a JSON member name, quoted once for every body that selects the column unrenamed.
+    package let key: JSONKey
 
     package init(name: String, type: ColumnType) {
         self.name = name
         self.type = type
+        key = JSONKey(name)
+    }
+
+    package static func == (lhs: ResultColumn, rhs: ResultColumn) -> Bool {
+        lhs.name == rhs.name && lhs.type == rhs.type
     }
 }
 

@@ -57,8 +57,13 @@ package enum Timestamp {
     /// `jsonForm`'s bytes appended to `output`, without a String in between: the renderer writes a
     /// timestamp per row. PostgreSQL's output is ASCII; anything else is written unchanged.
     package static func appendJSONForm(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { appendJSONForm(utf8: $0, to: &output) }
+    }
+
+    package static func appendJSONForm(utf8 text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         let start = output.count
-        output.append(contentsOf: text.utf8)
+        output.append(contentsOf: text)
         let count = output.count - start
         guard count >= 19, output[start + 10] == UInt8(ascii: " "),
               !output[start...].contains(where: { $0 >= 0x80 }) else { return }

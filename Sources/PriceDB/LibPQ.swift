@@ -41,26 +41,27 @@ enum LibPQ {
         let columns = PQnfields(result)
         let rowCount = PQntuples(result)
         let names = (0..<columns).map { String(cString: PQfname(result, $0)) }
-        // Each value's length is known (PQgetlength): no strlen per cell, one pass to validate the UTF-8.
-        var rows: [[String?]] = []
-        rows.reserveCapacity(Int(rowCount))
+        // Each value's length is known (PQgetlength): no strlen per cell, and one buffer for them all.
+        var total = 0
         for row in 0..<rowCount {
-            var cells: [String?] = []
-            cells.reserveCapacity(Int(columns))
+            for column in 0..<columns { total += Int(PQgetlength(result, row, column)) }
+        }
+        var cells = TextCells(reservingRows: Int(rowCount), cells: Int(rowCount) * Int(columns), bytes: total)
+        for row in 0..<rowCount {
+            cells.startRow()
             for column in 0..<columns {
                 guard PQgetisnull(result, row, column) == 0, let value = PQgetvalue(result, row, column) else {
-                    cells.append(nil)
+                    cells.appendNull()
                     continue
                 }
                 let length = Int(PQgetlength(result, row, column))
-                cells.append(value.withMemoryRebound(to: UInt8.self, capacity: length) {
-                    String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-                })
+                value.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    cells.append(utf8: UnsafeBufferPointer(start: $0, count: length))
+                }
             }
-            rows.append(cells)
         }
         let tag = String(cString: PQcmdStatus(result))
-        return QueryResult(columnNames: names, rows: rows,
+        return QueryResult(columnNames: names, cells: cells,
                            affectedRows: Int(String(cString: PQcmdTuples(result))) ?? 0, commandTag: tag)
     }
 

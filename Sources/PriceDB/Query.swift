@@ -31,18 +31,26 @@ public enum Query: Sendable {
 /// The outcome of one successful query: text values exactly as PostgreSQL prints them.
 public struct QueryResult: Sendable, Equatable {
     public var columnNames: [String]
-    public var rows: [[String?]]
+    /// The rows, in PostgreSQL's text output, in one buffer.
+    public var cells: TextCells
     /// Rows inserted/updated/deleted/returned, as the command tag reports them (0 when it has no count).
     public var affectedRows: Int
     /// The command tag, e.g. `INSERT 0 1` or `SELECT 3`.
     public var commandTag: String
 
     public init(columnNames: [String] = [], rows: [[String?]] = [], affectedRows: Int = 0, commandTag: String = "") {
+        self.init(columnNames: columnNames, cells: TextCells(rows), affectedRows: affectedRows, commandTag: commandTag)
+    }
+
+    public init(columnNames: [String], cells: TextCells, affectedRows: Int, commandTag: String) {
         self.columnNames = columnNames
-        self.rows = rows
+        self.cells = cells
         self.affectedRows = affectedRows
         self.commandTag = commandTag
     }
+
+    /// The rows as Strings, nil for SQL NULL (made on each read: the hot paths read `cells`).
+    public var rows: [[String?]] { cells.rows }
 
     /// Index of the first column named `name`, if any.
     public func columnIndex(_ name: String) -> Int? {
@@ -51,12 +59,13 @@ public struct QueryResult: Sendable, Equatable {
 
     /// The value in `row` under column `name`; nil for SQL NULL, an unknown column or a row out of range.
     public func value(_ name: String, row: Int = 0) -> String? {
-        guard let column = columnIndex(name), rows.indices.contains(row) else { return nil }
-        return rows[row][column]
+        guard let column = columnIndex(name), row >= 0, row < cells.rowCount, column < cells.columnCount(row: row) else { return nil }
+        return cells.string(row: row, column: column)
     }
 
     /// First column of the first row: the whole answer of `select f(...)` style queries.
     public var singleValue: String? {
-        rows.first?.first ?? nil
+        guard cells.rowCount > 0, cells.columnCount(row: 0) > 0 else { return nil }
+        return cells.string(row: 0, column: 0)
     }
 }

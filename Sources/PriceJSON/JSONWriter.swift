@@ -43,9 +43,14 @@ public struct JSONWriter: Sendable {
 
     /// A string given as UTF-8 bytes (escaped like any other string).
     public mutating func string(utf8 value: [UInt8]) {
+        value.withUnsafeBufferPointer { string(utf8: $0) }
+    }
+
+    /// A string given as UTF-8 bytes the caller holds (a result cell); escaped like any other string.
+    public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        value.withUnsafeBufferPointer { JSONString.appendEscaped(bytes: $0, to: &bytes) }
+        JSONString.appendEscaped(bytes: value, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -62,6 +67,12 @@ public struct JSONWriter: Sendable {
     public mutating func number(literal: String) {
         separate()
         bytes.append(contentsOf: literal.utf8)
+    }
+
+    /// A number already in JSON form, as bytes (an integer cell of a result).
+    public mutating func number(literal: UnsafeBufferPointer<UInt8>) {
+        separate()
+        bytes.append(contentsOf: literal)
     }
 
     public mutating func bool(_ value: Bool) {

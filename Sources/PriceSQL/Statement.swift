@@ -42,10 +42,10 @@ public struct Statement<Parameters, Row>: Sendable {
     /// Every row of `result`, or the first that does not decode.
     public func rows(_ result: QueryResult) -> Result<[Row], RowDecodingError> {
         var rows: [Row] = []
-        rows.reserveCapacity(result.rows.count)
-        for (index, row) in result.rows.enumerated() {
+        rows.reserveCapacity(result.cells.rowCount)
+        for index in 0..<result.cells.rowCount {
             do throws(RowDecodingError) {
-                rows.append(try decodeRow(row))
+                rows.append(try decodeRow(result.cells.row(index)))
             } catch {
                 return .failure(error.at(statement: name, row: index))
             }
@@ -55,9 +55,9 @@ public struct Statement<Parameters, Row>: Sendable {
 
     /// The first row of `result`; nil when there is none (or no result at all).
     public func firstRow(_ result: QueryResult?) -> Result<Row?, RowDecodingError> {
-        guard let row = result?.rows.first else { return .success(nil) }
+        guard let result, result.cells.rowCount > 0 else { return .success(nil) }
         do throws(RowDecodingError) {
-            return .success(try decodeRow(row))
+            return .success(try decodeRow(result.cells.row(0)))
         } catch {
             return .failure(error.at(statement: name, row: 0))
         }
@@ -125,14 +125,48 @@ public enum SQLType: String, Sendable, Equatable {
     case doublePrecision = "double precision"
     case textArray = "text[]"
 
+    /// Whether `accepts` looks at a value of this type at all.
+    var isChecked: Bool {
+        switch self {
+        case .integer, .bigint, .boolean: return true
+        default: return false
+        }
+    }
+
     /// Whether libpq's text output `value` reads as this type; only the types a client's answer depends
     /// on are checked (the rest, e.g. a timestamp's text, are passed on as PostgreSQL printed them).
     func accepts(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8(accepts(utf8:))
+    }
+
+    /// The same check on the bytes of a cell (`TextCells`): an integer is what `Int64(_:)` reads
+    /// (a sign, then one or more digits, in range), a boolean `t` or `f`.
+    func accepts(utf8 value: UnsafeBufferPointer<UInt8>) -> Bool {
         switch self {
-        case .integer, .bigint: return Int64(value) != nil
-        case .boolean: return value == "t" || value == "f"
+        case .integer, .bigint: return Self.isInt64(value)
+        case .boolean: return value.count == 1 && (value[0] == UInt8(ascii: "t") || value[0] == UInt8(ascii: "f"))
         default: return true
         }
+    }
+
+    static func isInt64(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative || text.first == UInt8(ascii: "+") { index = 1 }
+        guard index < text.count else { return false }
+        // Accumulated as a negative number, whose range is one larger: -9223372036854775808 fits.
+        var value: Int64 = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return false }
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, underflow) = shifted.subtractingReportingOverflow(Int64(digit))
+            guard !overflow, !underflow else { return false }
+            value = next
+            index += 1
+        }
+        return negative || value != .min
     }
 }
 
@@ -278,6 +312,26 @@ extension Statement where Row == TextRow {
                 encode: @escaping @Sendable (Parameters) -> [String?]) {
         self.init(name: name, sql: sql, parameters: parameters, columns: columns, encode: encode,
                   decode: { row throws(RowDecodingError) in try Self.check(row, columns) })
+    }
+
+    /// Every row of `result`, checked as `check` checks one, left in `result`'s buffer: what a rendered
+    /// answer reads, with no String made per cell.
+    public func cells(_ result: QueryResult) -> Result<TextCells, RowDecodingError> {
+        let cells = result.cells
+        for row in 0..<cells.rowCount {
+            guard cells.columnCount(row: row) == columns.count else {
+                return .failure(RowDecodingError(message: "\(cells.columnCount(row: row)) columns, expected \(columns.count)")
+                    .at(statement: name, row: row))
+            }
+            for (index, column) in columns.enumerated() where column.type.isChecked {
+                guard cells.withCell(row: row, column: index, column.type.accepts(utf8:)) ?? true else {
+                    let value = cells.string(row: row, column: index) ?? ""
+                    return .failure(RowDecodingError(message: "column \(column.name) is '\(value.prefix(40))', not \(column.type.rawValue)")
+                        .at(statement: name, row: row))
+                }
+            }
+        }
+        return .success(cells)
     }
 
     static func check(_ row: [String?], _ columns: [SQLColumn]) throws(RowDecodingError) -> TextRow {

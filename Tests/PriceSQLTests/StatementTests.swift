@@ -64,6 +64,39 @@ struct StatementTests {
         #expect(throws: RowDecodingError.self) { try Statements.medians.rows(QueryResult(rows: [Array(row.dropLast())])).get() }
     }
 
+    @Test func textCellsAreCheckedAsTextRowsAre() throws {
+        let row: TextRow = ["a", "hourly", "USD", "250", "3", "4", "2026-01-01 00:00:00+00"]
+        var nulls = row
+        nulls[3] = nil
+        var wrongType = row
+        wrongType[4] = "three"
+        var overflow = row
+        overflow[5] = "9223372036854775808"
+        for rows in [[row], [row, nulls], [nulls, wrongType], [row, Array(row.dropLast())], [row, overflow], []] {
+            let result = QueryResult(rows: rows)
+            let viaRows = Statements.medians.rows(result).map { _ in result.cells }
+            #expect(Statements.medians.cells(result) == viaRows, "\(rows)")
+        }
+    }
+
+    /// The byte-wise integer check says what `Int64(_:)` says, on the edges and on random digit strings.
+    @Test func integerCellsReadAsInt64Does() {
+        var samples = ["0", "-0", "+0", "-", "+", "", "12a", " 1", "1 ", "+-1", "--1", "007",
+                       "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+                       "+9223372036854775807", "99999999999999999999", String(repeating: "0", count: 40) + "1", "١"]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789-+ x")
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 0...21, using: &generator)
+            samples.append(String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        for sample in samples {
+            for type in [SQLType.integer, .bigint] {
+                #expect(type.accepts(sample) == (Int64(sample) != nil), "\(sample)")
+            }
+        }
+    }
+
     @Test func theMedianStatementsSelectTheirDeclaredColumnsInOrder() {
         let select = "select m.location_id, m.rate_kind, m.currency, m.median_cents, m.reporters, m.reports, m.last_reported_at"
         for statement in [Statements.median.sql, Statements.medians.sql, Statements.medianOfKind.sql,

@@ -24,7 +24,7 @@ struct QuoteHandler: Sendable {
         case .failure(let error): return .answer(error.response)
         }
         let statement = Statements.quotes(for: quote.arguments)
-        return .database(calls.plan(statement.query(quote.arguments), rows: statement.rows, columns: QuoteQuery.columns,
+        return .database(calls.plan(statement.query(quote.arguments), rows: statement.cells, columns: QuoteQuery.columns,
                                     options: options, caller: caller, cost: .expensive))
     }
 }

@@ -94,21 +94,21 @@ struct MedianHandler: Sendable {
         case .failure(let error): return .answer(error.response)
         }
         let call: Query
-        let rows: @Sendable (QueryResult) -> Result<[TextRow], RowDecodingError>
+        let rows: @Sendable (QueryResult) -> Result<TextCells, RowDecodingError>
         switch (query.locations, query.rateKinds) {
         case (.one(let id), .functionDefault):
-            (call, rows) = (Statements.median.query(id), Statements.median.rows)
+            (call, rows) = (Statements.median.query(id), Statements.median.cells)
         case (.many, .functionDefault):
-            (call, rows) = (Statements.medians.query(query.locationsParameter), Statements.medians.rows)
+            (call, rows) = (Statements.medians.query(query.locationsParameter), Statements.medians.cells)
         case (.one(let id), .one(let kind)):
-            (call, rows) = (Statements.medianOfKind.query((id, kind)), Statements.medianOfKind.rows)
+            (call, rows) = (Statements.medianOfKind.query((id, kind)), Statements.medianOfKind.cells)
         case (.many, .one(let kind)):
-            (call, rows) = (Statements.mediansOfKind.query((query.locationsParameter, kind)), Statements.mediansOfKind.rows)
+            (call, rows) = (Statements.mediansOfKind.query((query.locationsParameter, kind)), Statements.mediansOfKind.cells)
         case (.one(let id), .all):
-            (call, rows) = (Statements.medianOfAllKinds.query((id, RateKind.arrayLiteral)), Statements.medianOfAllKinds.rows)
+            (call, rows) = (Statements.medianOfAllKinds.query((id, RateKind.arrayLiteral)), Statements.medianOfAllKinds.cells)
         case (.many, .all):
             (call, rows) = (Statements.mediansOfAllKinds.query((query.locationsParameter, RateKind.arrayLiteral)),
-                            Statements.mediansOfAllKinds.rows)
+                            Statements.mediansOfAllKinds.cells)
         }
         return .database(calls.plan(call, rows: rows, columns: MedianQuery.columns, options: options, caller: caller))
     }
@@ -125,7 +125,7 @@ struct FunctionCallPlanner: Sendable {
     /// The call's rows decode with `rows` (checked against its statement's columns) and are rendered
     /// under `options`, whose `columns` are the same in the same order. Read-only, so a replica may
     /// answer it; an expensive call runs under its own, lower statement timeout.
-    func plan(_ call: Query, rows: @escaping @Sendable (QueryResult) -> Result<[TextRow], RowDecodingError>,
+    func plan(_ call: Query, rows: @escaping @Sendable (QueryResult) -> Result<TextCells, RowDecodingError>,
               columns: [ResultColumn], options: ReadOptions, caller: Caller,
               cost: DatabaseShare.Cost = .ordinary) -> DatabasePlan {
         let (role, retryAfter, maxBytes) = (caller.role, unavailableRetryAfter, maxResponseBytes)
@@ -140,7 +140,7 @@ struct FunctionCallPlanner: Sendable {
             case .success(let results):
                 switch rows(results.last ?? QueryResult()) {
                 case .success(let decoded):
-                    return options.render(ResultSet(columns: columns, rows: decoded), maxBytes: maxBytes)
+                    return options.render(ResultSet(columns: columns, cells: decoded), maxBytes: maxBytes)
                 case .failure(let error):
                     failure = DatabaseError(code: .protocolViolation, message: error.description)
                 }
