@@ -57,7 +57,9 @@ extension StringProtocol {
     }
 
     /// Equal to `lowercaseASCII` (which must be lower-case ASCII) ignoring the case of ASCII letters.
-    package func isASCIICaseInsensitive(_ lowercaseASCII: StaticString) -> Bool {
+    /// Inlinable, so it is specialised where it is called: unspecialised, it walked `utf8` through
+    /// protocol witnesses at some 6 000 instructions for "bearer".
+    @inlinable package func isASCIICaseInsensitive(_ lowercaseASCII: StaticString) -> Bool {
         let expected = UnsafeBufferPointer(start: lowercaseASCII.utf8Start, count: lowercaseASCII.utf8CodeUnitCount)
         return utf8.elementsEqual(expected) { byte, lower in
             byte == lower || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == lower)

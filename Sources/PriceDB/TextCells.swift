@@ -8,16 +8,19 @@
 /// Every cell is valid UTF-8: text that is not is repaired on the way in, exactly as
 /// `String(decoding:as:)` repairs it, so the bytes and the Strings always say the same.
 public struct TextCells: Sendable, Equatable {
-    private struct Span: Sendable, Equatable {
-        var start: Int
+    @usableFromInline
+    struct Span: Sendable, Equatable {
+        @usableFromInline var start: Int
         /// -1 for SQL NULL.
-        var count: Int
+        @usableFromInline var count: Int
+
+        @usableFromInline init(start: Int, count: Int) { (self.start, self.count) = (start, count) }
     }
 
     public private(set) var bytes: [UInt8] = []
-    private var spans: [Span] = []
+    @usableFromInline var spans: [Span] = []
     /// Per row, the index in `spans` of its first cell.
-    private var rowStarts: [Int] = []
+    @usableFromInline var rowStarts: [Int] = []
 
     public init() {}
 
@@ -37,9 +40,12 @@ public struct TextCells: Sendable, Equatable {
         }
     }
 
-    public var rowCount: Int { rowStarts.count }
+    // The readers are inlinable: the renderer, in another module, calls them for every cell, and
+    // specialised at its call site a read is a few loads rather than a generic call.
 
-    public func columnCount(row: Int) -> Int {
+    @inlinable public var rowCount: Int { rowStarts.count }
+
+    @inlinable public func columnCount(row: Int) -> Int {
         (row + 1 < rowStarts.count ? rowStarts[row + 1] : spans.count) - rowStarts[row]
     }
 
@@ -67,12 +73,12 @@ public struct TextCells: Sendable, Equatable {
         spans.append(Span(start: start, count: cell.count))
     }
 
-    public func isNull(row: Int, column: Int) -> Bool {
+    @inlinable public func isNull(row: Int, column: Int) -> Bool {
         spans[cellIndex(row, column)].count < 0
     }
 
     /// Runs `body` with the cell's bytes; nil, without running it, for SQL NULL.
-    public func withCell<Result>(row: Int, column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result? {
+    @inlinable public func withCell<Result>(row: Int, column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result? {
         let span = spans[cellIndex(row, column)]
         guard span.count >= 0 else { return nil }
         return try bytes.withUnsafeBufferPointer { all in
@@ -81,7 +87,7 @@ public struct TextCells: Sendable, Equatable {
     }
 
     /// The cell as a String; nil for SQL NULL.
-    public func string(row: Int, column: Int) -> String? {
+    @inlinable public func string(row: Int, column: Int) -> String? {
         withCell(row: row, column: column) { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -93,7 +99,7 @@ public struct TextCells: Sendable, Equatable {
         (0..<rowCount).map(row)
     }
 
-    private func cellIndex(_ row: Int, _ column: Int) -> Int {
+    @inlinable func cellIndex(_ row: Int, _ column: Int) -> Int {
         precondition(column >= 0 && column < columnCount(row: row), "column \(column) of a row of \(columnCount(row: row))")
         return rowStarts[row] + column
     }

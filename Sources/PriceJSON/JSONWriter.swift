@@ -5,8 +5,11 @@
 /// order they are given, which is what keeps responses and tokens byte-for-byte stable.
 public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
-    /// One entry per open object or array: whether it already holds a member or element.
+    /// One entry per enclosing object or array, outside the innermost: whether it already holds a
+    /// member or element. The innermost one's is `innermostHasItems`, so a value touches no array.
     private var hasItems: [Bool] = []
+    private var depth = 0
+    private var innermostHasItems = false
 
     public init(capacity: Int = 128) {
         bytes.reserveCapacity(capacity)
@@ -125,19 +128,23 @@ public struct JSONWriter: Sendable {
             suppressNext = false
             return
         }
-        guard let last = hasItems.indices.last else { return }
-        if hasItems[last] { bytes.append(UInt8(ascii: ",")) }
-        hasItems[last] = true
+        guard depth > 0 else { return }
+        if innermostHasItems { bytes.append(UInt8(ascii: ",")) }
+        innermostHasItems = true
     }
 
     private mutating func open(_ bracket: UInt8) {
         separate()
         bytes.append(bracket)
-        hasItems.append(false)
+        if depth > 0 { hasItems.append(innermostHasItems) }
+        depth += 1
+        innermostHasItems = false
     }
 
     private mutating func close(_ bracket: UInt8) {
-        hasItems.removeLast()
+        precondition(depth > 0, "JSONWriter: a close without an open")
+        depth -= 1
+        innermostHasItems = depth > 0 ? hasItems.removeLast() : false
         bytes.append(bracket)
     }
 }

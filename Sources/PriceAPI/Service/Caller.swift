@@ -77,11 +77,13 @@ struct CallerIdentification: Sendable {
     /// The caller: anonymous without a Bearer token (or with the apikey as one), else a verified user.
     func identify(_ request: HTTPRequest) -> Result<Caller, APIError> {
         guard let authorization = request.header("authorization") else { return .success(.anon) }
-        let parts = authorization.utf8.split(separator: UInt8(ascii: " "), maxSplits: 1)
-        guard parts.count == 2, Substring(parts[0]).isASCIICaseInsensitive("bearer") else {
+        let utf8 = authorization.utf8
+        guard let space = utf8.firstIndex(of: UInt8(ascii: " ")), space > utf8.startIndex,
+              utf8.index(after: space) < utf8.endIndex,
+              Substring(utf8[..<space]).isASCIICaseInsensitive("bearer") else {
             return .failure(APIError(status: 401, code: "PGRST301", message: "Authorization header must be 'Bearer <token>'"))
         }
-        let token = String(Substring(parts[1]))
+        let token = String(Substring(utf8[utf8.index(after: space)...]))
         // The SDKs send the apikey as the Bearer token until a user signs in.
         if token == request.header("apikey") { return .success(.anon) }
         let verifier = keys.snapshot.verifier
