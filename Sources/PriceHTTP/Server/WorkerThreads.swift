@@ -11,7 +11,9 @@ final class WorkerThreads: @unchecked Sendable {
     }
 
     private let condition = NSCondition()
-    private var jobs: [Job] = []
+    /// Queued jobs from `head` on; a taken job's slot is emptied at once, so what its closures hold
+    /// (the request, its body) is freed when it ends rather than when the array is next compacted.
+    private var jobs: [Job?] = []
     private var head = 0
     private var stopping = false
     private var running = 0
@@ -74,7 +76,7 @@ final class WorkerThreads: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let job = jobs[head]
+            guard let job = jobs[head].take() else { preconditionFailure("WorkerThreads: an empty slot in the queue") }
             head += 1
             if head > 1024 && head * 2 > jobs.count {
                 jobs.removeFirst(head)
