@@ -18,8 +18,9 @@ deps:
 	@scripts/install-deps.sh
 
 # The release binary, Swift runtime linked in (scripts/build.sh).
+# pipefail: a failed build fails here, so no later step (bench, run) uses an earlier build's binary.
 build:
-	@scripts/build.sh 2>&1 | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)' || true
+	@set -o pipefail; scripts/build.sh 2>&1 | { grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)' || true; }
 	@test -x .build/release/pricesvc
 
 # The binary, its migrations, a hardened systemd unit and its user, into $(DESTDIR)$(PREFIX) (docs/packaging.md).

@@ -26,10 +26,13 @@ let package = Package(
 
         .target(name: "PriceJSON"),
         .target(name: "PriceCrypto", dependencies: ["CCrypto"]),
+        // A query's rows as PostgreSQL's text output in one byte buffer (TextCells): what the driver fills
+        // and the dialect renders, pure, so neither needs the other.
+        .target(name: "PriceRows"),
         // The libpq driver, pool, pipeline and migrator: no knowledge of the schema.
-        .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto"]),
+        .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto", "PriceRows"]),
         // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
-        .target(name: "PriceSQL", dependencies: ["PriceDB"]),
+        .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
         // App Attest: a strict CBOR decoder, authData, and the verifier's steps (X.509 through libcrypto).
         .target(name: "AppAttest", dependencies: ["CCrypto", "PriceCrypto"]),
@@ -37,10 +40,9 @@ let package = Package(
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
         // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
-        // It renders PriceDB's `TextCells` (a query's rows as bytes) and uses nothing else of PriceDB.
-        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON", "PriceDB"]),
+        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON", "PriceRows"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AppAttest", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
@@ -49,7 +51,7 @@ let package = Package(
         .plugin(name: "BuildCommit", capability: .buildTool()),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
-        .testTarget(name: "PriceDBTests", dependencies: ["PriceDB"]),
+        .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceRows"]),
         .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "PriceCrypto"]),
@@ -57,7 +59,7 @@ let package = Package(
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
-        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON", "PriceDB"]),
+        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON"]),
         .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]

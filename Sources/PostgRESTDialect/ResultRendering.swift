@@ -1,4 +1,4 @@
-import PriceDB
+import PriceRows
 import PriceHTTP
 import PriceJSON
 

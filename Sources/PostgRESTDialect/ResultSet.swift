@@ -1,4 +1,4 @@
-import PriceDB
+import PriceRows
 import PriceJSON
 
 /// The rows a function returned, as PostgreSQL's text output (what libpq hands over, in one buffer),

@@ -1,5 +1,6 @@
 internal import CLibPQ
 import Glibc
+import PriceRows
 
 /// The libpq calls both connection kinds share: connecting and turning a `PGresult` into Swift values.
 enum LibPQ {

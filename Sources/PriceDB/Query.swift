@@ -1,3 +1,5 @@
+import PriceRows
+
 /// A named statement that every pooled connection prepares once and then executes by name.
 ///
 /// - Important: Names must be unique per SQL text across the whole pool: a connection that has

@@ -1,4 +1,5 @@
 import PriceDB
+import PriceRows
 
 /// One statement the service or an owner task sends: its SQL, how its parameters are encoded and how
 /// its rows decode, side by side, in the spirit of postgres-nio's `row.decode((UUID, String).self)`.

@@ -1,5 +1,6 @@
+import PriceDB
 import Testing
-@testable import PriceDB
+@testable import PriceRows
 
 @Suite("TextCells: a query's rows in one buffer read back as the Strings they were")
 struct TextCellsTests {

@@ -1,6 +1,7 @@
 import PriceDB
 import PriceHTTP
 import PriceJSON
+import PriceRows
 import PriceSQL
 
 /// `POST /rest/v1/price_reports`: identity + insert (+ receipts) in one pipeline.
