@@ -42,8 +42,10 @@ fi
 
 # swiftc keeps only the last -sanitize= it is given, and SwiftPM passes --sanitize values in no fixed
 # order: without the combined flag last, a build gets either coverage or AddressSanitizer, not both.
+# --disable-build-manifest-caching: a cached build plan still lists a source file moved or deleted since,
+# and the build then fails on the missing input.
 echo "== building the fuzz targets (release, libFuzzer + AddressSanitizer)"
-swift build --package-path Fuzz -c release --sanitize=fuzzer --sanitize=address \
+swift build --package-path Fuzz -c release --sanitize=fuzzer --sanitize=address --disable-build-manifest-caching \
   -Xswiftc -parse-as-library -Xswiftc -sanitize=fuzzer,address 2>&1 \
   | grep -Ev '^(\[[0-9]+/[0-9]+\]|Building for|Compiling|Write|Emitting|Linking)|Cannot export local symbol'
 # The build's own status: binaries left by an earlier build must not stand in for a failed one.
