@@ -15,6 +15,8 @@ public struct TokenVerifier: Sendable {
     public let maxTokenBytes: Int
     /// Access tokens verified lately; nil when the verifier was made without one.
     public let cache: VerifiedTokenCache?
+    /// How many keys it verifies with (the current one first).
+    public var keyCount: Int { keys.count }
 
     /// - Parameter cacheEntries: slots of the access-token cache (0: every token is verified in full).
     /// - Important: `secrets` must not be empty; verification with no key would reject everything silently.
@@ -55,10 +57,17 @@ public struct TokenVerifier: Sendable {
 
     /// The time checks of `verifiedToken`, on a cached token: what may have changed since it went in.
     private func isCurrent(_ entry: VerifiedTokenCache.Entry, now: Int) -> Bool {
-        if let exp = entry.verified.exp, now - leeway >= exp { return false }
-        if let nbf = entry.notBefore, nbf > now + leeway { return false }
-        if let iat = entry.issuedAt, iat > now + leeway { return false }
-        return true
+        !isExpired(entry.verified.exp, now: now) && !isEarly(entry.notBefore, now: now) && !isEarly(entry.issuedAt, now: now)
+    }
+
+    /// `exp` is past, beyond the leeway.
+    private func isExpired(_ exp: Int?, now: Int) -> Bool {
+        exp.map { now - leeway >= $0 } ?? false
+    }
+
+    /// An `nbf` or `iat` still ahead, beyond the leeway.
+    private func isEarly(_ time: Int?, now: Int) -> Bool {
+        time.map { $0 > now + leeway } ?? false
     }
 
     /// The public `apikey`: role `anon`.
@@ -80,11 +89,11 @@ public struct TokenVerifier: Sendable {
             Result { () throws(TokenError) in try authenticatedClaims(bytes) }
         }.get()
         let verified = try VerifiedToken(token: token, claims: claims)
-        if let exp = verified.exp, now - leeway >= exp { throw .expired }
+        if isExpired(verified.exp, now: now) { throw .expired }
         let notBefore = try VerifiedToken.numericDate(claims, "nbf")
-        if let nbf = notBefore, nbf > now + leeway { throw .notYetValid }
+        if isEarly(notBefore, now: now) { throw .notYetValid }
         let issuedAt = try VerifiedToken.numericDate(claims, "iat")
-        if let iat = issuedAt, iat > now + leeway { throw .notYetValid }
+        if isEarly(issuedAt, now: now) { throw .notYetValid }
         return (verified, notBefore, issuedAt)
     }
 

@@ -4,13 +4,7 @@ internal import CCrypto
 /// learn a valid signature byte by byte from response timing. Lengths are public (a MAC has a fixed size),
 /// so unequal lengths return `false` at once.
 public func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-    guard lhs.count == rhs.count else { return false }
-    guard !lhs.isEmpty else { return true }
-    return lhs.withUnsafeBytes { left in
-        rhs.withUnsafeBytes { right in
-            CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0
-        }
-    }
+    lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in constantTimeEqual(left, right) } }
 }
 
 /// The same comparison over memory the caller already holds (no arrays made).

@@ -126,23 +126,10 @@ public enum SQLType: String, Sendable, Equatable {
     case doublePrecision = "double precision"
     case textArray = "text[]"
 
-    /// Whether `accepts` looks at a value of this type at all.
-    var isChecked: Bool {
-        switch self {
-        case .integer, .bigint, .boolean: return true
-        default: return false
-        }
-    }
-
-    /// Whether libpq's text output `value` reads as this type; only the types a client's answer depends
-    /// on are checked (the rest, e.g. a timestamp's text, are passed on as PostgreSQL printed them).
-    func accepts(_ value: String) -> Bool {
-        var value = value
-        return value.withUTF8(accepts(utf8:))
-    }
-
-    /// The same check on the bytes of a cell (`TextCells`): an integer is what `Int64(_:)` reads
-    /// (a sign, then one or more digits, in range), a boolean `t` or `f`.
+    /// Whether libpq's text output `value` (a cell's bytes) reads as this type; only the types a client's
+    /// answer depends on are checked (the rest, e.g. a timestamp's text, are passed on as PostgreSQL
+    /// printed them). An integer is what `Int64(_:)` reads (a sign, then one or more digits, in range),
+    /// a boolean `t` or `f`.
     func accepts(utf8 value: UnsafeBufferPointer<UInt8>) -> Bool {
         switch self {
         case .integer, .bigint: return Self.isInt64(value)
@@ -315,36 +302,33 @@ extension Statement where Row == TextRow {
                   decode: { row throws(RowDecodingError) in try Self.check(row, columns) })
     }
 
-    /// Every row of `result`, checked as `check` checks one, left in `result`'s buffer: what a rendered
-    /// answer reads, with no String made per cell.
+    /// Every row of `result`, checked where it lies in `result`'s buffer: what a rendered answer reads,
+    /// with no String made per cell.
     public func cells(_ result: QueryResult) -> Result<TextCells, RowDecodingError> {
-        let cells = result.cells
-        for row in 0..<cells.rowCount {
-            guard cells.columnCount(row: row) == columns.count else {
-                return .failure(RowDecodingError(message: "\(cells.columnCount(row: row)) columns, expected \(columns.count)")
-                    .at(statement: name, row: row))
-            }
-            for (index, column) in columns.enumerated() where column.type.isChecked {
-                guard cells.withCell(row: row, column: index, column.type.accepts(utf8:)) ?? true else {
-                    let value = cells.string(row: row, column: index) ?? ""
-                    return .failure(RowDecodingError(message: "column \(column.name) is '\(value.prefix(40))', not \(column.type.rawValue)")
-                        .at(statement: name, row: row))
-                }
+        for row in 0..<result.cells.rowCount {
+            if let error = Self.refusal(result.cells, row: row, columns) {
+                return .failure(error.at(statement: name, row: row))
             }
         }
-        return .success(cells)
+        return .success(result.cells)
     }
 
     static func check(_ row: [String?], _ columns: [SQLColumn]) throws(RowDecodingError) -> TextRow {
-        guard row.count == columns.count else {
-            throw RowDecodingError(message: "\(row.count) columns, expected \(columns.count)")
-        }
-        for (index, column) in columns.enumerated() {
-            if let value = row[index], !column.type.accepts(value) {
-                throw RowDecodingError(message: "column \(column.name) is '\(value.prefix(40))', not \(column.type.rawValue)")
-            }
-        }
+        if let error = refusal(TextCells([row]), row: 0, columns) { throw error }
         return row
+    }
+
+    /// What is wrong with one row: its column count, or the first value its column's type refuses.
+    static func refusal(_ cells: TextCells, row: Int, _ columns: [SQLColumn]) -> RowDecodingError? {
+        guard cells.columnCount(row: row) == columns.count else {
+            return RowDecodingError(message: "\(cells.columnCount(row: row)) columns, expected \(columns.count)")
+        }
+        for (index, column) in columns.enumerated()
+        where !(cells.withCell(row: row, column: index, column.type.accepts(utf8:)) ?? true) {
+            let value = cells.string(row: row, column: index) ?? ""
+            return RowDecodingError(message: "column \(column.name) is '\(value.prefix(40))', not \(column.type.rawValue)")
+        }
+        return nil
     }
 }
 

@@ -64,7 +64,7 @@ struct StatementTests {
         #expect(throws: RowDecodingError.self) { try Statements.medians.rows(QueryResult(rows: [Array(row.dropLast())])).get() }
     }
 
-    @Test func textCellsAreCheckedAsTextRowsAre() throws {
+    @Test func textCellsAreCheckedWhereTheyLie() throws {
         let row: TextRow = ["a", "hourly", "USD", "250", "3", "4", "2026-01-01 00:00:00+00"]
         var nulls = row
         nulls[3] = nil
@@ -72,11 +72,36 @@ struct StatementTests {
         wrongType[4] = "three"
         var overflow = row
         overflow[5] = "9223372036854775808"
-        for rows in [[row], [row, nulls], [nulls, wrongType], [row, Array(row.dropLast())], [row, overflow], []] {
-            let result = QueryResult(rows: rows)
-            let viaRows = Statements.medians.rows(result).map { _ in result.cells }
-            #expect(Statements.medians.cells(result) == viaRows, "\(rows)")
+        var notABoolean = Statements.quoteColumns.map { column -> String? in
+            switch column.type {
+            case .integer, .bigint: return "1"
+            case .boolean: return "t"
+            default: return "x"
+            }
         }
+        #expect(throws: Never.self) { try Statements.quotes.cells(QueryResult(rows: [notABoolean])).get() }
+        notABoolean[Statements.quoteColumns.firstIndex { $0.type == .boolean }!] = "true"
+        for rows in [[row], [row, nulls], []] {
+            let result = QueryResult(rows: rows)
+            #expect(try Statements.medians.cells(result).get() == result.cells, "\(rows)")
+        }
+        let refused: [([TextRow], Int, String)] = [
+            ([nulls, wrongType], 1, "column reporters is 'three', not integer"),
+            ([row, Array(row.dropLast())], 1, "6 columns, expected 7"),
+            ([row, overflow], 1, "column reports is '9223372036854775808', not integer"),
+        ]
+        for (rows, index, message) in refused {
+            guard case .failure(let error) = Statements.medians.cells(QueryResult(rows: rows)) else {
+                Issue.record("accepted \(rows)")
+                continue
+            }
+            #expect((error.statement, error.row, error.message) == (Statements.medians.name, index, message))
+        }
+        guard case .failure(let boolean) = Statements.quotes.cells(QueryResult(rows: [notABoolean])) else {
+            Issue.record("a boolean column accepted 'true' (libpq sends t or f)")
+            return
+        }
+        #expect(boolean.message.hasSuffix("'true', not boolean"))
     }
 
     /// The byte-wise integer check says what `Int64(_:)` says, on the edges and on random digit strings.
@@ -92,7 +117,8 @@ struct StatementTests {
         }
         for sample in samples {
             for type in [SQLType.integer, .bigint] {
-                #expect(type.accepts(sample) == (Int64(sample) != nil), "\(sample)")
+                var text = sample
+                #expect(text.withUTF8(type.accepts(utf8:)) == (Int64(sample) != nil), "\(sample)")
             }
         }
     }

@@ -27,7 +27,7 @@ public final class ServiceKeys: Sendable {
         /// while it does, and before the first read.
         public var problem: String?
         /// Keys the instance verifies with.
-        public var verifyingKeyCount: Int
+        public var verifyingKeyCount: Int { verifier.keyCount }
         /// Those keys themselves: a re-read that finds the same set keeps the verifier and its token cache.
         var verifyingSecrets: [[UInt8]]
     }
@@ -56,7 +56,7 @@ public final class ServiceKeys: Sendable {
         state = Mutex(Snapshot(issuer: issuer,
                                verifier: TokenVerifier(secrets: verifying, cacheEntries: tokenCacheEntries),
                                anonKey: Array(issuer.anonKey().utf8), publishableKeyHashes: publishableKeyHashes,
-                               problem: nil, verifyingKeyCount: verifying.count, verifyingSecrets: verifying))
+                               problem: nil, verifyingSecrets: verifying))
     }
 
     /// Fixed keys (tests, tools): an issuer and a verifier as given, never re-read.
@@ -66,8 +66,7 @@ public final class ServiceKeys: Sendable {
         extraVerifying = []
         self.acceptsLegacyAnonKey = acceptsLegacyAnonKey
         state = Mutex(Snapshot(issuer: issuer, verifier: verifier, anonKey: Array(issuer.anonKey().utf8),
-                               publishableKeyHashes: publishableKeyHashes, problem: nil, verifyingKeyCount: 1,
-                               verifyingSecrets: []))
+                               publishableKeyHashes: publishableKeyHashes, problem: nil, verifyingSecrets: []))
     }
 
     public var snapshot: Snapshot { state.withLock { $0 } }
@@ -96,7 +95,6 @@ public final class ServiceKeys: Sendable {
                 }
                 snapshot.anonKey = Array(issuer.anonKey().utf8)
                 snapshot.problem = nil
-                snapshot.verifyingKeyCount = verifying.count
             case .failure(let problem):
                 snapshot.problem = problem.description
             }
