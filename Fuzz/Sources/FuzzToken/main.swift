@@ -5,6 +5,9 @@ import PriceJSON
 private let secret = ServiceHarness.secret
 private let issuer = TokenIssuer(secret: secret)
 private let verifier = TokenVerifier(secrets: [Array("an-older-secret-still-accepted-in-rotation".utf8), secret])
+/// The same keys with a token cache of a few slots, so tokens evict each other: it must answer as `verifier` does.
+private let cachedVerifier = TokenVerifier(secrets: [Array("an-older-secret-still-accepted-in-rotation".utf8), secret],
+                                           cacheEntries: 3)
 private let challenges = SignUpChallenges(secret: secret, maxNumber: 1000, lifetimeSeconds: 300)
 private let now = ServiceHarness.now
 
@@ -13,7 +16,9 @@ private let now = ServiceHarness.now
 /// object, also as the claims of a token signed with the service's secret, so that claim checking is
 /// reached past the signature. Beyond not crashing: base64url decodes only canonical text (it
 /// encodes back to the same); a token the issuer signed verifies to exactly its claims, and one
-/// accepted as an access token has the role, audience, UUID `sub` and unexpired `exp` it must have.
+/// accepted as an access token has the role, audience, UUID `sub` and unexpired `exp` it must have;
+/// and a verifier with a token cache answers every access-token check as one without, a cache hit
+/// included, also an hour and a day later (a hit re-checks the token's time claims).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzToken(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let input = UnsafeRawBufferPointer(start: start, count: count)
@@ -42,6 +47,10 @@ private func check(_ token: String, signedByUs: Bool) -> Result<VerifiedToken, T
         fuzzRequire(verified.token == token, "verified another token than given: \(printable(token))")
         fuzzRequire(signedByUs || token.contains("."), "accepted a token with no signature: \(printable(token))")
         if let exp = verified.exp { fuzzRequire(exp > now - verifier.leeway, "accepted an expired token: \(printable(token))") }
+    }
+    for later in [0, 0, 3600, 86_400] {
+        fuzzRequire(cachedVerifier.verifyAccessToken(token, now: now + later) == verifier.verifyAccessToken(token, now: now + later),
+                    "the token cache answered otherwise than a full verification, \(later) s on: \(printable(token))")
     }
     if case .success(let user) = verifier.verifyAccessToken(token, now: now) {
         fuzzRequire(result.isSuccess, "an access token that does not verify: \(printable(token))")
