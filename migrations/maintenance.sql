@@ -49,10 +49,10 @@ revoke all on function private.median_close_group(text, text) from public;
 --    without reports loses its totals and its median_groups row, as a rebuild would leave it.
 create or replace function private.prune_reports(max_groups integer)
     returns table(reports bigint, groups integer)
-    language plpgsql volatile security definer set search_path = ''
+    language plpgsql volatile security definer set search_path = '' set timezone = 'UTC'
 as $$
 declare
-    cutoff constant pg_catalog.timestamptz := pg_catalog.now() - private.report_window() - private.report_retention_grace();
+    cutoff constant pg_catalog.timestamptz := private.report_retention_start(pg_catalog.now());
     doomed record;
     deleted bigint[];
 begin
@@ -108,7 +108,7 @@ revoke all on function private.prune_reports(integer) from public;
 -- now either commits before and is deleted here, or waits until this commits.
 create or replace function auth.forget_user(user_id uuid)
     returns table(users bigint, sessions bigint, refresh_tokens bigint, reports bigint, locations bigint)
-    language plpgsql volatile security definer set search_path = ''
+    language plpgsql volatile security definer set search_path = '' set timezone = 'UTC'
 as $$
 declare
     doomed record;

@@ -59,11 +59,11 @@ revoke all on function private.median_histogram_add(text, text, text[], integer[
 -- median_queued in medians.sql), or a fold would scan the whole queue.
 create or replace function private.median_fold_reports(location_id text, rate_kind text)
     returns void
-    language plpgsql volatile set search_path = '' set enable_seqscan = off
+    language plpgsql volatile set search_path = '' set enable_seqscan = off set timezone = 'UTC'
 as $$
 declare
     folded_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
-    cutoff constant pg_catalog.timestamptz := folded_at - private.report_window();
+    cutoff constant pg_catalog.timestamptz := private.report_window_start(folded_at);
     expired_through pg_catalog.timestamptz;
     taken private.median_queue[];
     currencies text[];
@@ -174,13 +174,19 @@ end
 $$;
 revoke all on function private.median_fold_reports(text, text) from public;
 
--- What a summary was made under: the threshold, the window and what counts (threshold_counts(): mature
--- or attested identities). A reader uses a summary only under the same.
-create or replace function private.median_summary_rule() returns text
+-- Every setting the store's state depends on, as one text: the threshold, the window, what counts
+-- (threshold_counts()) and when (reporter_maturity()), the band width and the fold margin. When it
+-- differs from the one the store was built under (private.median_rule_state), `pricesvc migrate`
+-- rebuilds the store (private.median_rule_reconcile(), medians.sql): no summary, band or total made
+-- under other settings survives a change of them (issue 31, reproductions 3 and 5).
+create or replace function private.median_store_rule() returns text
     language sql stable set search_path = ''
-    return private.median_min_reporters()::pg_catalog.text || ' ' || private.threshold_counts() || ' reporters over '
-           || private.report_window()::pg_catalog.text;
-revoke all on function private.median_summary_rule() from public;
+    return pg_catalog.format('threshold %s, counts %s, window %s s, maturity %s s, band %s, fold margin %s s',
+        private.median_min_reporters(), private.threshold_counts(),
+        pg_catalog.date_part('epoch', private.report_window()),
+        pg_catalog.date_part('epoch', private.reporter_maturity()), private.median_band_cents(),
+        pg_catalog.date_part('epoch', private.median_fold_margin()));
+revoke all on function private.median_store_rule() from public;
 
 -- Writes one group's summary, if median_groups knows the group: what report_medians_exact (medians.sql)
 -- returns for it at this clock, and until when that can hold without another report (the group's oldest
@@ -188,11 +194,11 @@ revoke all on function private.median_summary_rule() from public;
 -- EXCLUSIVE lock on median_queue).
 create or replace function private.median_summarize_group(location_id text, rate_kind text)
     returns void
-    language plpgsql volatile set search_path = ''
+    language plpgsql volatile set search_path = '' set timezone = 'UTC'
 as $$
 declare
     made_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
-    window_length constant interval := private.report_window();
+    window_length constant interval := private.elapsed(private.report_window());
 begin
     delete from private.median_summaries s
     where s.location_id = median_summarize_group.location_id and s.rate_kind = median_summarize_group.rate_kind;
@@ -202,11 +208,10 @@ begin
                                       made_at) e;
     update private.median_groups mg
     set summarized_at = made_at,
-        summary_rule = private.median_summary_rule(),
         summary_until = coalesce((select r.created_at + window_length from public.price_reports r
                                   where r.location_id = median_summarize_group.location_id
                                     and r.rate_kind = median_summarize_group.rate_kind
-                                    and r.created_at > made_at - window_length
+                                    and r.created_at > private.report_window_start(made_at)
                                   order by r.created_at
                                   limit 1),
                                  'infinity')
@@ -247,11 +252,11 @@ revoke all on function private.median_fold(text, text) from public;
 -- same state a fold of every report would leave, at this statement's clock.
 create or replace function private.median_rebuild(location_ids text[] default null)
     returns void
-    language plpgsql volatile set search_path = ''
+    language plpgsql volatile set search_path = '' set timezone = 'UTC'
 as $$
 declare
     rebuilt_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
-    cutoff constant pg_catalog.timestamptz := rebuilt_at - private.report_window();
+    cutoff constant pg_catalog.timestamptz := private.report_window_start(rebuilt_at);
     -- Reports whose reporter matured by this are folded; the others wait in the queue.
     mature_by constant pg_catalog.timestamptz := rebuilt_at - private.median_fold_margin();
     width constant integer := private.median_band_cents();
@@ -376,7 +381,7 @@ revoke all on function private.median_enqueue() from public;
 -- Reads the whole queue (a few rows per group) and probes price_reports once per group ever folded (by index).
 create or replace function private.median_stale_groups(older_than interval)
     returns table(location_id text, rate_kind text, due_at timestamptz)
-    language sql stable set search_path = ''
+    language sql stable set search_path = '' set timezone = 'UTC'
     begin atomic
         select s.location_id, s.rate_kind, pg_catalog.min(s.due_at)
         from (select q.location_id, q.rate_kind,
@@ -385,7 +390,7 @@ create or replace function private.median_stale_groups(older_than interval)
               union all
               -- Only the group's oldest report after expired_through: if it has not left the window that
               -- long ago, no later one has.
-              select g.location_id, g.rate_kind, oldest.created_at + private.report_window()
+              select g.location_id, g.rate_kind, oldest.created_at + private.elapsed(private.report_window())
               from private.median_groups g
               cross join lateral (select r.created_at from public.price_reports r
                                   where r.location_id = g.location_id and r.rate_kind = g.rate_kind
@@ -408,7 +413,7 @@ revoke all on function private.median_stale_groups(interval) from public;
 --   A caller wanting more folds again in a new transaction.
 create or replace function private.median_fold_stale(older_than interval, max_groups integer default 1000)
     returns integer
-    language plpgsql volatile security definer set search_path = ''
+    language plpgsql volatile security definer set search_path = '' set timezone = 'UTC'
 as $$
 declare
     stale record;
@@ -442,6 +447,10 @@ create or replace function private.median_rebuild_changed() returns trigger
 as $$
 begin
     if tg_op = 'DELETE' and pg_catalog.current_setting('pricesvc.median_store_pruning', true) = 'on' then
+        return null;
+    end if;
+    -- private.median_rule_reconcile() (medians.sql) rebuilds every location after its updates.
+    if tg_op = 'UPDATE' and pg_catalog.current_setting('pricesvc.median_store_rebuilding', true) = 'on' then
         return null;
     end if;
     if tg_op = 'TRUNCATE' then

@@ -46,10 +46,10 @@ revoke all on function private.median_queued(text, text) from public;
 -- Sequential scans allowed again (report_medians, its caller, turns them off for its own lookups).
 create or replace function private.report_medians_exact(group_locations text[], group_kinds text[], now_at timestamptz)
     returns setof private.median_row
-    language plpgsql stable set search_path = '' set jit = off set enable_seqscan = on
+    language plpgsql stable set search_path = '' set jit = off set enable_seqscan = on set timezone = 'UTC'
 as $$
 declare
-    cutoff constant pg_catalog.timestamptz := report_medians_exact.now_at - private.report_window();
+    cutoff constant pg_catalog.timestamptz := private.report_window_start(report_medians_exact.now_at);
     width constant integer := private.median_band_cents();
 begin
     if pg_catalog.cardinality(report_medians_exact.group_locations) is distinct from
@@ -70,11 +70,13 @@ begin
         from groups g
         cross join lateral private.median_queued(g.location_id, g.rate_kind) q
     ),
-    -- A reporter with queued reports: their effective latest report is the newest of those and their
-    -- folded one.
+    -- A reporter with queued reports that count now: their effective latest report is the newest of
+    -- those and their folded one. A queued report not mature yet changes nothing: it is not counted, so
+    -- it cannot be anyone's latest counted report (issue 31, reproduction 2).
     queued_latest as (
         select distinct on (q.location_id, q.rate_kind, q.reporter_id) q.*
         from queued q
+        where q.mature
         order by q.location_id, q.rate_kind, q.reporter_id, q.created_at desc, q.report_id desc
     ),
     effective as (
@@ -95,7 +97,7 @@ begin
         from effective e where e.folded_counted
         union all
         select e.location_id, e.rate_kind, e.currency, e.price_cents, 1
-        from effective e where e.mature and e.created_at > cutoff
+        from effective e where e.created_at > cutoff
         union all
         -- Folded latest reports whose counted flag is out of date: aged out since the last fold, or
         -- (a clock behind the folder's) still inside the window for this reader.
@@ -235,9 +237,9 @@ revoke all on function private.report_medians_exact(text[], text[], timestamptz)
 --   day, so bisecting on time cannot single out one report.
 --
 -- Each group is read from its summary (0020_median_summaries.sql) when that is still the exact answer:
--- made under today's threshold and window, by a clock not ahead of this one, before its oldest report left
--- the window, and with no queued report that would change it (one mature by now, or a newer report of a
--- reporter already folded). Otherwise it is computed from the median store (report_medians_exact). So a
+-- made by a clock not ahead of this one, before its oldest report left the window, and with no queued
+-- report mature by now (one that is not mature changes nothing). A changed setting rebuilds every
+-- summary (private.median_rule_reconcile() below), so none outlives the rule it was made under. Otherwise it is computed from the median store (report_medians_exact). So a
 -- group costs a few index probes when nothing changed, and what it cost before otherwise; the answer is
 -- the same either way (pgTAP 58 and 63 hold both paths to the reference). An overview narrowed by
 -- `since` has no store behind it and scans the reports (report_medians_scanned).
@@ -251,18 +253,17 @@ revoke all on function private.report_medians_exact(text[], text[], timestamptz)
 create or replace function private.report_medians(location_ids text[], rate_kind private.rate_kind, since timestamptz)
     returns setof private.median_row
     language plpgsql stable set search_path = '' set jit = off set plan_cache_mode = force_generic_plan
-    set enable_seqscan = off
+    set enable_seqscan = off set timezone = 'UTC'
 as $$
 declare
     now_at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
-    window_start constant pg_catalog.timestamptz := now_at - private.report_window();
+    window_start constant pg_catalog.timestamptz := private.report_window_start(now_at);
     -- No argument reaches further back than the report window (greatest() skips a null since).
     cutoff constant pg_catalog.timestamptz := greatest(
         pg_catalog.timezone('UTC', pg_catalog.date_trunc('day', pg_catalog.timezone('UTC', report_medians.since))),
         window_start);
     kinds constant pg_catalog.text[] := case when report_medians.rate_kind is null then private.rate_kinds()
                                              else array[report_medians.rate_kind::pg_catalog.text] end;
-    rule constant pg_catalog.text := private.median_summary_rule();
     locations pg_catalog.text[] := report_medians.location_ids;
 begin
     if pg_catalog.cardinality(locations) > private.max_median_locations() then
@@ -291,17 +292,16 @@ begin
     ),
     checked as materialized (
         select g.location_id, g.rate_kind,
-               coalesce(mg.summarized_at is not null and mg.summary_rule = rule
+               coalesce(mg.summarized_at is not null
                         and now_at >= mg.summarized_at and now_at < mg.summary_until
                         -- A scalar subquery with a limit is never turned into a join, and with no
                         -- sequential scans it is one probe of the queue's index per group, whatever
-                        -- the queue's statistics say (see median_queued).
+                        -- the queue's statistics say (see median_queued). A queued report not mature
+                        -- by now changes nothing (report_medians_exact), so only a mature one retires
+                        -- the summary.
                         and (select 1 from private.median_queue q
                              where q.location_id = g.location_id and q.rate_kind = g.rate_kind
-                               and (q.matures_at <= now_at
-                                    or exists (select from private.median_latest l
-                                               where l.location_id = q.location_id and l.rate_kind = q.rate_kind
-                                                 and l.reporter_id = q.reporter_id))
+                               and q.matures_at <= now_at
                              limit 1) is null,
                         false) as ready
         from groups g
@@ -323,14 +323,18 @@ begin
 end
 $$;
 revoke all on function private.report_medians(text[], private.rate_kind, timestamptz) from public;
+-- Summaries no longer carry the settings they were made under: a change of them rebuilds them all.
+drop function if exists private.median_summary_rule();
 
--- The same medians computed from the reports themselves, for a window that starts at `cutoff` and the
--- reporters mature at `mature_at`: what an overview narrowed by `since` needs, which the store (kept for
--- the whole report window) cannot answer.
+-- The same medians computed from the reports themselves (private.counted_reports(), the definition the
+-- store must equal), for a window that starts at `cutoff` and reporters mature at `mature_at`: what an
+-- overview narrowed by `since` needs, which the store (kept for the whole report window) cannot answer.
+-- percentile_cont(0.5) is the mean of the two middle prices when the count is even, rounded half away
+-- from zero to a whole cent.
 create or replace function private.report_medians_scanned(locations text[], kinds text[], cutoff timestamptz,
                                                           mature_at timestamptz)
     returns setof private.median_row
-    language plpgsql stable set search_path = '' set enable_seqscan = on
+    language plpgsql stable set search_path = '' set enable_seqscan = on set timezone = 'UTC'
 as $$
 begin
     if locations is null then
@@ -338,33 +342,24 @@ begin
     end if;
 
     return query
-    with in_window as not materialized (
-        select r.location_id, r.rate_kind, r.reporter_id, r.currency, r.price_cents, r.created_at, r.id
-        from public.price_reports r
-        where r.location_id = any (locations)
-          and r.rate_kind = any (kinds)
-          and r.created_at > cutoff
-          and r.reporter_matures_at <= mature_at
-    ),
-    latest as (
-        select distinct on (w.location_id, w.rate_kind, w.reporter_id) w.location_id, w.rate_kind, w.currency, w.price_cents
-        from in_window w
-        order by w.location_id, w.rate_kind, w.reporter_id, w.created_at desc, w.id desc
+    with counted as materialized (
+        select c.* from private.counted_reports(locations, kinds, cutoff, mature_at) c
     ),
     medians as (
-        select l.location_id, l.rate_kind, l.currency,
-               pg_catalog.round(pg_catalog.percentile_cont(0.5) within group (order by l.price_cents)::numeric)::integer
+        select c.location_id, c.rate_kind, c.currency,
+               pg_catalog.round(pg_catalog.percentile_cont(0.5) within group (order by c.price_cents)::numeric)::integer
                    as median_cents,
                pg_catalog.count(*)::integer as reporters
-        from latest l
-        group by l.location_id, l.rate_kind, l.currency
+        from counted c
+        where c.latest
+        group by c.location_id, c.rate_kind, c.currency
         having pg_catalog.count(*) >= private.median_min_reporters()
     ),
     totals as (
-        select w.location_id, w.rate_kind, w.currency, pg_catalog.count(*)::integer as reports,
-               pg_catalog.date_trunc('hour', pg_catalog.max(w.created_at), 'UTC') as last_reported_at
-        from in_window w
-        group by w.location_id, w.rate_kind, w.currency
+        select c.location_id, c.rate_kind, c.currency, pg_catalog.count(*)::integer as reports,
+               pg_catalog.date_trunc('hour', pg_catalog.max(c.created_at), 'UTC') as last_reported_at
+        from counted c
+        group by c.location_id, c.rate_kind, c.currency
     )
     select m.location_id, m.rate_kind, m.currency, m.median_cents, m.reporters, t.reports, t.last_reported_at
     from medians m
@@ -411,42 +406,72 @@ revoke all on function public.price_median(text, text) from public;
 revoke all on function public.price_median_overview(timestamptz) from public;
 
 ------------------------------------------------------------------------------------------------------
--- The threshold mode (private.threshold_counts(), settings.sql: 'mature' or 'attested')
+-- Settings changes (settings.sql)
 ------------------------------------------------------------------------------------------------------
 
--- Brings the stored reports in line with the threshold mode, once after it changed (settings.sql calls
--- this at its end, as `pricesvc migrate`): under 'attested' every report of an unattested reporter never
--- matures ('infinity'); back under 'mature' such a report matures when its reporter's identity does,
--- or, for a reporter already pruned, a maturity after their first report (0014's rule: it errs towards
--- young, never towards mature). The UPDATE's own statement trigger rebuilds the median store of the
--- locations it touched (median_store.sql). The owner's only: no role is granted it.
-create or replace function private.threshold_reconcile() returns void
-    language plpgsql volatile set search_path = ''
+-- Applies the settings the stored state depends on, once after any of them changed: settings.sql calls
+-- this at its end, in the same transaction that redefines them (`pricesvc migrate`), and this file at
+-- its end (the first migrate that has it). Atomic with respect to admissions: price_reports is locked
+-- against inserts first (SHARE ROW EXCLUSIVE, which every INSERT's ROW EXCLUSIVE waits for, and which
+-- waits for every insert in flight), so a report is admitted either before, and re-derived here, or
+-- after the commit, under the new definitions (issue 31, reproduction 4). Then:
+-- - reporter_maturity() changed: every finite reporter_matures_at moves by the difference (each was
+--   made as some moment plus the old maturity, report_matures_at());
+-- - threshold_counts() changed: under 'attested' every report of an unattested reporter never matures;
+--   back under 'mature' such a report matures when its reporter's identity does, or, for a reporter
+--   pruned since, a maturity after their first report (0014's rule: it errs towards young);
+-- - anything the median store depends on (median_store_rule()) changed: the store is rebuilt from the
+--   reports, every summary with it (reproductions 3 and 5).
+-- The owner's only: no role is granted it. Readers wait for the rebuild's commit (it truncates the store).
+create or replace function private.median_rule_reconcile() returns void
+    language plpgsql volatile set search_path = '' set timezone = 'UTC'
 as $$
 declare
-    mode constant pg_catalog.text := private.threshold_counts();
-    stored pg_catalog.text;
+    state record;
 begin
-    select s.counts into stored from private.threshold_state s for update;
-    if stored is not distinct from mode then
+    select s.* into state from private.median_rule_state s;
+    if found and state.counts is not distinct from private.threshold_counts()
+       and state.maturity is not distinct from private.reporter_maturity()
+       and state.store_rule is not distinct from private.median_store_rule() then
         return;
     end if;
-    if mode = 'attested' then
-        update public.price_reports r set reporter_matures_at = 'infinity'
-        where not r.reporter_attested and r.reporter_matures_at <> 'infinity';
-    else
+    lock table public.price_reports in share row exclusive mode;
+    select s.* into state from private.median_rule_state s for update;
+    -- The UPDATEs below would each rebuild the locations they touch; one rebuild of everything follows.
+    perform pg_catalog.set_config('pricesvc.median_store_rebuilding', 'on', true);
+    if state.maturity is not null and state.maturity is distinct from private.reporter_maturity() then
         update public.price_reports r
-        set reporter_matures_at = coalesce(
-            (select u.created_at from auth.users u where u.id = r.reporter_id),
-            (select pg_catalog.min(p.created_at) from public.price_reports p where p.reporter_id = r.reporter_id))
-            + private.reporter_maturity()
-        where r.reporter_matures_at = 'infinity';
+        set reporter_matures_at = r.reporter_matures_at - private.elapsed(state.maturity) + private.elapsed(private.reporter_maturity())
+        where r.reporter_matures_at <> 'infinity';
     end if;
-    insert into private.threshold_state (counts) values (mode)
-    on conflict on constraint threshold_state_pkey do update set counts = excluded.counts;
+    if state.counts is distinct from private.threshold_counts() then
+        if private.threshold_counts() = 'attested' then
+            update public.price_reports r set reporter_matures_at = 'infinity'
+            where not r.reporter_attested and r.reporter_matures_at <> 'infinity';
+        else
+            update public.price_reports r
+            set reporter_matures_at = private.report_matures_at(
+                (select u.created_at from auth.users u where u.id = r.reporter_id), r.reporter_attested,
+                (select pg_catalog.min(p.created_at) from public.price_reports p where p.reporter_id = r.reporter_id))
+            where r.reporter_matures_at = 'infinity';
+        end if;
+    end if;
+    perform pg_catalog.set_config('pricesvc.median_store_rebuilding', 'off', true);
+    perform private.median_rebuild(null);
+    update private.median_rule_state
+    set counts = private.threshold_counts(), maturity = private.reporter_maturity(),
+        store_rule = private.median_store_rule();
 end
 $$;
-revoke all on function private.threshold_reconcile() from public;
+revoke all on function private.median_rule_reconcile() from public;
+
+-- The first migrate with this file (settings.sql's call needs the function to exist already), and any
+-- migrate that changed the settings' definitions before this file: a no-op when nothing changed.
+do $$
+begin
+    perform private.median_rule_reconcile();
+end
+$$;
 
 -- Groups without a summary (made before summaries existed, or by a load that skipped the triggers) get
 -- one now, set-based; afterwards folds and rebuilds keep them (median_store.sql).

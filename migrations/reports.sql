@@ -73,17 +73,14 @@ begin
     -- When the reporter's identity matures, fixed now: medians count the report from then on, whatever
     -- happens to the identity later (`pricesvc prune` deletes it). A reporter with no identity (only the
     -- owner or a superuser can name one) is taken as made this instant, never as old.
-    select u.created_at + private.reporter_maturity() into new.reporter_matures_at
-    from auth.users u where u.id = new.reporter_id;
-    new.reporter_matures_at := coalesce(new.reporter_matures_at, pg_catalog.clock_timestamp() + private.reporter_maturity());
     -- Whether the reporter is an attested identity, fixed now like maturity. Under the 'attested'
     -- threshold mode (settings.sql) an unattested reporter's report never matures, so it is stored and
-    -- capped like any other and never counted (private.threshold_reconcile() recomputes this when the
-    -- mode changes).
+    -- capped like any other and never counted. The rule is private.report_matures_at()
+    -- (counted_reports.sql); private.median_rule_reconcile() re-derives it when a setting changes.
     new.reporter_attested := exists (select from auth.attested_keys k where k.user_id = new.reporter_id);
-    if private.threshold_counts() = 'attested' and not new.reporter_attested then
-        new.reporter_matures_at := 'infinity';
-    end if;
+    new.reporter_matures_at := private.report_matures_at(
+        (select u.created_at from auth.users u where u.id = new.reporter_id), new.reporter_attested,
+        pg_catalog.clock_timestamp());
 
     -- No reporter: the RLS check rejects it (no lock, no count, no receipt).
     if new.reporter_id is null then
@@ -183,13 +180,10 @@ begin
                  and exists (select from public.price_reports r where r.reporter_id = n.id)) then
         -- Under the 'attested' threshold mode an unattested reporter's reports never mature, aged or not.
         update public.price_reports r
-        set reporter_matures_at = case when private.threshold_counts() = 'attested' and not r.reporter_attested
-                                       then 'infinity' else n.created_at + private.reporter_maturity() end
+        set reporter_matures_at = private.report_matures_at(n.created_at, r.reporter_attested, null)
         from new_users n join old_users o on o.id = n.id
         where r.reporter_id = n.id and n.created_at is distinct from o.created_at
-          and r.reporter_matures_at is distinct from
-              case when private.threshold_counts() = 'attested' and not r.reporter_attested
-                   then 'infinity' else n.created_at + private.reporter_maturity() end;
+          and r.reporter_matures_at is distinct from private.report_matures_at(n.created_at, r.reporter_attested, null);
     end if;
     return null;
 end

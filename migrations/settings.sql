@@ -1,7 +1,11 @@
 -- Every tunable rule and shared constant, in one place: the first repeatable file `pricesvc migrate`
 -- applies (MigrationPlanner.firstFileName), so every other file's functions may read these.
 -- IMMUTABLE SQL functions, so the planner folds them into constants. To change one, edit it here: the
--- next `pricesvc migrate` replaces it (rows already stored are not re-checked or re-computed).
+-- next `pricesvc migrate` replaces it. Rows already stored are not re-checked, but for what the medians
+-- depend on: the threshold, the window, maturity, the threshold mode, the band width and the fold margin.
+-- A change of any of those re-derives the stored maturity and rebuilds the median store in this file's
+-- transaction (private.median_rule_reconcile(), called at its end), with admissions held until it
+-- commits (docs/median-store.md): on a large database that is a rebuild's time, minutes at 10 M reports.
 --
 -- The first versions were created by versioned files (0004, 0005, 0007, 0012); each is redefined here
 -- with the same signature. Who may call them is in policies.sql (nobody but the owner, except
@@ -19,7 +23,8 @@ create or replace function private.median_min_reporters() returns integer
     return 3;
 revoke all on function private.median_min_reporters() from public;
 
--- Reports older than this no longer count toward a median.
+-- Reports older than this no longer count toward a median (counted_reports.sql: always as elapsed time in
+-- UTC, so '180 days' is 4 320 hours whatever a session's TimeZone).
 create or replace function private.report_window() returns interval
     language sql immutable parallel safe
     return interval '180 days';
@@ -50,7 +55,7 @@ revoke all on function private.reporter_maturity() from public;
 -- 'attested' (identities made by an App Attest sign-up, and mature). Under 'attested', an unattested
 -- identity's reports are stored and capped like any other, and never counted. Only the owner or
 -- `pricesvc migrate` can change it (edit it here and migrate): the service's roles cannot redefine a
--- function. Changing it recomputes every stored report's maturity (private.threshold_reconcile(), called
+-- function. Changing it recomputes every stored report's maturity (private.median_rule_reconcile(), called
 -- at the end of this file).
 create or replace function private.threshold_counts() returns text
     language sql immutable parallel safe
@@ -185,15 +190,17 @@ create or replace function private.median_lock_namespace() returns integer
 revoke all on function private.median_lock_namespace() from public;
 
 ------------------------------------------------------------------------------------------------------
--- The threshold mode's stored consequences
+-- What a changed setting invalidates
 ------------------------------------------------------------------------------------------------------
 
--- When private.threshold_counts() above changed, the stored reports' maturity follows it (medians.sql;
--- absent on the first migrate, when there is nothing stored to recompute).
+-- When a setting the medians depend on changed above, the stored reports' maturity and the median store
+-- follow it in this transaction, so no reader and no admission ever sees the new definitions with state
+-- derived under the old ones (medians.sql; absent on the first migrate that has it, when medians.sql
+-- calls it instead).
 do $$
 begin
-    if pg_catalog.to_regprocedure('private.threshold_reconcile()') is not null then
-        perform private.threshold_reconcile();
+    if pg_catalog.to_regprocedure('private.median_rule_reconcile()') is not null then
+        perform private.median_rule_reconcile();
     end if;
 end
 $$;

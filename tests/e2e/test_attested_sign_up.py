@@ -207,14 +207,14 @@ def attested_threshold(db):
     """The owner's switch to the 'attested' threshold mode (what editing settings.sql and `pricesvc migrate`
     do), undone after the test."""
     db.psql("create or replace function private.threshold_counts() returns text language sql immutable "
-            "parallel safe return 'attested'; select private.threshold_reconcile()")
-    assert db.scalar("select counts from private.threshold_state") == "attested"
+            "parallel safe return 'attested'; select private.median_rule_reconcile()")
+    assert db.scalar("select counts from private.median_rule_state") == "attested"
     try:
         yield
     finally:
         db.psql("create or replace function private.threshold_counts() returns text language sql immutable "
-                "parallel safe return 'mature'; select private.threshold_reconcile()")
-        assert db.scalar("select counts from private.threshold_state") == "mature"
+                "parallel safe return 'mature'; select private.median_rule_reconcile()")
+        assert db.scalar("select counts from private.median_rule_state") == "mature"
 
 
 def test_under_attested_only_attested_identities_count(optional_api, ca, db, anon_key, attested_threshold):
@@ -244,7 +244,7 @@ def test_under_attested_only_attested_identities_count(optional_api, ca, db, ano
     assert [(m["location_id"], m["reporters"], m["median_cents"]) for m in medians] == [(devices, 3, 500)], medians
     # Back under 'mature' (the fixture's teardown does it for the database; here only to show the contrast).
     db.psql("create or replace function private.threshold_counts() returns text language sql immutable "
-            "parallel safe return 'mature'; select private.threshold_reconcile()")
+            "parallel safe return 'mature'; select private.median_rule_reconcile()")
     medians = optional_api.medians([devices, mixed], attested[0]["access_token"])
     assert sorted((m["location_id"], m["reporters"]) for m in medians) == sorted([(devices, 3), (mixed, 5)]), medians
 

@@ -34,11 +34,11 @@ select lives_ok($$select tap.sign_up_attested('key-1')$$, 'authenticator signs u
 select throws_ok($$select tap.sign_up_attested('key-1', '10.0.0.2')$$, 'PA011', 'attestation key already made an identity',
                  'the same key again is PA011');
 select throws_ok($$select * from auth.attested_keys$$, '42501', null, 'authenticator cannot read the keys');
-select throws_ok($$update private.threshold_state set counts = 'mature'$$, '42501', null,
+select throws_ok($$update private.median_rule_state set counts = 'mature'$$, '42501', null,
                  'authenticator cannot touch the threshold state');
 select throws_ok($$create or replace function private.threshold_counts() returns text language sql immutable return 'mature'$$,
                  '42501', null, 'authenticator cannot redefine the threshold mode');
-select throws_ok($$select private.threshold_reconcile()$$, '42501', null, 'authenticator cannot reconcile');
+select throws_ok($$select private.median_rule_reconcile()$$, '42501', null, 'authenticator cannot reconcile');
 select throws_ok($$select private.threshold_counts()$$, '42501', null, 'authenticator cannot even call the setting');
 select throws_ok($$alter table public.price_reports alter column reporter_attested set default true$$, '42501', null,
                  'authenticator cannot change the attested flag''s default');
@@ -88,8 +88,8 @@ select results_eq($$select location_id, reporters from public.price_medians(arra
 
 -- The owner switches to 'attested' (what editing settings.sql and `pricesvc migrate` do).
 create or replace function private.threshold_counts() returns text language sql immutable parallel safe return 'attested';
-select private.threshold_reconcile();
-select is((select counts from private.threshold_state), 'attested', 'the state records the mode');
+select private.median_rule_reconcile();
+select is((select counts from private.median_rule_state), 'attested', 'the state records the mode');
 select results_eq($$select location_id, reporters from public.price_medians(array['att:a', 'att:b', 'att:c']) order by 1$$,
                   $$values ('att:a', 3)$$, 'mode attested: only attested reporters count');
 select is_empty($$select * from public.price_median_overview() where location_id in ('att:b', 'att:c')$$,
@@ -135,7 +135,7 @@ select is_empty($$select m.location_id from public.price_median_overview() m
 
 -- And back to 'mature': every unattested report matures as its identity does.
 create or replace function private.threshold_counts() returns text language sql immutable parallel safe return 'mature';
-select private.threshold_reconcile();
+select private.median_rule_reconcile();
 select results_eq($$select location_id, reporters from public.price_medians(array['att:a', 'att:b', 'att:c', 'att:d', 'att:e']) order by 1$$,
                   $$values ('att:a', 3), ('att:b', 3), ('att:c', 3), ('att:d', 4), ('att:e', 3)$$,
                   'mode mature again: every mature reporter counts');

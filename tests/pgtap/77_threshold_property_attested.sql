@@ -4,5 +4,5 @@
 -- reporter_matures_at, which under 'attested' never comes for an unattested reporter's report.
 begin;
 create or replace function private.threshold_counts() returns text language sql immutable parallel safe return 'attested';
-select private.threshold_reconcile() \g /dev/null
+select private.median_rule_reconcile() \g /dev/null
 \ir 58_threshold_property.sql
