@@ -179,13 +179,18 @@ revoke all on function private.median_fold_reports(text, text) from public;
 -- differs from the one the store was built under (private.median_rule_state), `pricesvc migrate`
 -- rebuilds the store (private.median_rule_reconcile(), medians.sql): no summary, band or total made
 -- under other settings survives a change of them (issue 31, reproductions 3 and 5).
+-- PL/pgSQL, so that its plan follows a redefined setting (see counted_reports.sql).
 create or replace function private.median_store_rule() returns text
-    language sql stable set search_path = ''
+    language plpgsql stable set search_path = ''
+as $$
+begin
     return pg_catalog.format('threshold %s, counts %s, window %s s, maturity %s s, band %s, fold margin %s s',
         private.median_min_reporters(), private.threshold_counts(),
         pg_catalog.date_part('epoch', private.report_window()),
         pg_catalog.date_part('epoch', private.reporter_maturity()), private.median_band_cents(),
         pg_catalog.date_part('epoch', private.median_fold_margin()));
+end
+$$;
 revoke all on function private.median_store_rule() from public;
 
 -- Writes one group's summary, if median_groups knows the group: what report_medians_exact (medians.sql)
