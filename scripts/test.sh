@@ -44,6 +44,7 @@ run_suite "migrations/ layout (scripts/lint-migrations.py)" scripts/lint-migrati
 run_suite "pgTAP policies" pg_prove --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
 run_suite "50 parallel inserts, one reporter" tests/concurrency/parallel_inserts.sh
 run_suite "1 600 parallel inserts, one median store" tests/concurrency/median_store.sh
+run_suite "median rule: random histories vs the raw reports (tests/differential)" tests/differential/median_rule.py --pricesvc "$bin"
 
 export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
 run_suite "swift test" swift test --skip-build
