@@ -104,7 +104,7 @@ enum Commands {
         Description(name: "prune", usage: "pricesvc prune [--older-than 30d] [--migration-database-url URL]",
                     summary: "delete expired sessions, refresh tokens and users without sessions (--older-than: 30d, 36h, 1500m or 90000s; "
                         + "at least 1445m: the reporter maturity plus the median fold margin), "
-                        + "then price reports older than the report window plus a grace (187 days; medians follow), "
+                        + "then price reports older than the report window plus a grace (187 days by default; medians follow), "
                         + "then fold the median groups that waited over an hour for a fold",
                     settings: ownerSettings),
         Description(name: "forget-user", usage: "pricesvc forget-user ID [--migration-database-url URL]",
