@@ -28,7 +28,7 @@ summaries could otherwise hide) each equal the reference at the instant before o
 a rebuild from scratch (in a rolled-back transaction) answers the same; stored maturity follows the
 threshold mode. A failure prints the seed, the history and both answers.
 
-Usage: median_rule.py [--seeds 1,2,3] [--steps N] [--pricesvc BIN] [--migrations DIR]
+Usage: median_rule.py [--seeds 5,6] [--steps N] [--pricesvc BIN] [--migrations DIR]
        (PGHOST/PGUSER: a superuser on a cluster; MEDIAN_RULE_SEEDS=N runs N random seeds more, deeper)
 """
 
@@ -518,8 +518,21 @@ class History:
         s = self.read_session()
         t0, rows, t1 = self.timed(s, f"select location_id, rate_kind, currency, median_cents, reporters from "
                                      f"public.price_quotes({ids}, '{kind}', now(), interval '1 hour') where median_cents is not null")
+        # One row per location: the median in the published currency where the city publishes rates,
+        # else the one with the most reporters (then by currency).
+        published_currency = dict(tuple(r) for r in self.observer.run(
+            "select location_id, currency from private.cds_published_cost(array(select location_id from cds.zones), now(), interval '1 hour')"))
+
+        def quotes(at):
+            medians = reference(reports, window, threshold, at, set(self.locations), {kind})
+            chosen = []
+            for place in self.locations:
+                candidates = [m for m in medians if m[0] == place and m[2] == published_currency.get(place, m[2])]
+                if candidates:
+                    chosen.append(min(candidates, key=lambda m: (-m[4], m[2]))[:5])
+            return sorted(chosen)
         compare(f"[{s.name} {s.zone}] price_quotes(all, {kind})", sorted((r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows),
-                t0, t1, lambda at: sorted(m[:5] for m in reference(reports, window, threshold, at, set(self.locations), {kind})))
+                t0, t1, quotes)
         s = self.read_session()
         published = {(r[0], r[1]) for r in self.observer.run(
             "select location_id, currency from private.cds_published_cost(array(select location_id from cds.zones), now(), interval '1 hour') where allowed")}
