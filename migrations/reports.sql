@@ -32,9 +32,10 @@ revoke all on function private.append_receipt(bigint, timestamptz, text, boolean
 -- about to refuse a row or answer for an earlier one. False, never an error, for a token that does not
 -- verify: an error here, raised only on these paths, would tell a forger that the reporter they named is
 -- at the cap. A session that could write around the policy anyway is trusted to name reporter_id: a
--- superuser, or a login that is no member of `authenticated` (fixtures, bulk loads). That is decided by session_user, which no statement can change (SET SESSION
--- AUTHORIZATION needs a superuser's login), never by a setting such as `role`, which the INSERT's own
--- source query can change between two rows (issue 32, reproduction 2).
+-- superuser, or a login that is no member of `authenticated` (fixtures, bulk loads). That is decided by
+-- session_user, which no statement can change (SET SESSION AUTHORIZATION needs a superuser's login),
+-- never by a setting such as `role`, which the INSERT's own source query can change between two rows
+-- (issue 32, reproduction 2).
 create or replace function private.reporter_is_caller(reporter uuid) returns boolean
     language plpgsql stable set search_path = ''
 as $$
