@@ -38,11 +38,16 @@ def assert_repository_keeps_no_secret(pg_dir: Path, repository: str, needles: li
     assert repo not in pass_file.resolve().parents, "the passphrase is kept outside the repository"
     files = [path for path in repo.rglob("*") if path.is_file()]
     assert len(files) > 10, files  # backups and archived WAL segments
+    def head(path: Path) -> bytes:
+        with path.open("rb") as file:
+            return file.read(8)
+    encrypted = sum(head(path) == b"Salted__" for path in files)  # OpenSSL's header, as pgBackRest writes it
+    assert encrypted > len(files) // 2, f"only {encrypted} of {len(files)} files are encrypted"
     for path in files:
         raw = path.read_bytes()
         texts = [raw]
-        unpacked = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True, timeout=30)
-        if unpacked.returncode == 0:
+        if raw.startswith(b"\x28\xb5\x2f\xfd"):  # zstd's magic: compressed, not encrypted
+            unpacked = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True, timeout=30)
             texts.append(unpacked.stdout)
         for text in texts:
             for needle in needles:
