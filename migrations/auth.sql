@@ -548,8 +548,27 @@ begin
 end
 $$;
 
+-- Whether the token in request.jwt, verified now (auth.jwt(): the signing keys as they are now, the
+-- session live), is `user_id`'s token for `session_id`. auth.get_user and auth.sign_out act on a session
+-- only for its own token, as the REST routes act only for a verified one: a caller holding the service's
+-- credentials, or an instance still holding a retired key, cannot act on a session by naming its id
+-- (issue 32, reproduction 3). A token that fails raises its own PT401 ('session not found' for a session
+-- signed out or revoked).
+create or replace function private.token_names_session(user_id uuid, session_id uuid) returns boolean
+    language plpgsql stable set search_path = ''
+as $$
+declare
+    claims constant pg_catalog.jsonb := auth.jwt();
+begin
+    return coalesce((claims ->> 'sub')::pg_catalog.uuid = token_names_session.user_id
+                    and (claims ->> 'session_id')::pg_catalog.uuid = token_names_session.session_id, false);
+end
+$$;
+revoke all on function private.token_names_session(uuid, uuid) from public;
+
 -- Revokes sessions and their refresh tokens. global: every session of this session's user;
--- local: this one; others: every other one. PA003 when the session does not exist or is revoked.
+-- local: this one; others: every other one. PA003 when the session does not exist or is revoked, or
+-- request.jwt is not its token (private.token_names_session).
 create or replace function auth.sign_out(session_id uuid, scope text)
     returns void
     language plpgsql volatile security definer set search_path = ''
@@ -565,7 +584,7 @@ begin
     -- A revoked session is as gone as a deleted one: sign-out with its token is refused like
     -- auth.get_user (PA003, 403 session_not_found), not answered as if it had done something.
     select s.* into session from auth.sessions s where s.id = sign_out.session_id and s.revoked_at is null;
-    if not found then
+    if not found or not private.token_names_session(session.user_id, sign_out.session_id) then
         raise exception using errcode = 'PA003', message = 'session not found';
     end if;
 
@@ -595,7 +614,8 @@ as $$
 begin
     if not exists (select from auth.sessions s
                    where s.id = user_of_live_session.session_id and s.user_id = user_of_live_session.user_id
-                     and s.revoked_at is null) then
+                     and s.revoked_at is null)
+       or not private.token_names_session(user_of_live_session.user_id, user_of_live_session.session_id) then
         raise exception using errcode = 'PA003', message = 'session not found';
     end if;
     return query

@@ -152,6 +152,24 @@ begin
 end
 $$;
 
+-- Commit times: with track_commit_timestamp on (the cap counts reports by commit time),
+-- pg_xact_commit_timestamp(xmin) and pg_last_committed_xact() give the exact moment of every write,
+-- another reporter's included, to anyone who can name a transaction id (issue 32, reproduction 7).
+-- Only the owner (the insert trigger) and monitoring keep them; superusers are not affected.
+do $$
+declare
+    f pg_catalog.regprocedure;
+begin
+    for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+             where p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace
+               and p.proname in ('pg_xact_commit_timestamp', 'pg_xact_commit_timestamp_origin', 'pg_last_committed_xact') loop
+        execute pg_catalog.format('revoke execute on function %s from public', f);
+        execute pg_catalog.format('grant execute on function %s to pricesvc_monitor', f);
+    end loop;
+end
+$$;
+grant execute on function pg_catalog.pg_xact_commit_timestamp(xid) to pricesvc_owner;
+
 -- Large objects are storage outside every table, quota and policy: one lo_from_bytea wrote 34 MB to
 -- pg_largeobject (issue 19, reproduction 8). pricesvc uses none, so nobody but a superuser may.
 do $$

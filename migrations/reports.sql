@@ -30,15 +30,21 @@ revoke all on function private.append_receipt(bigint, timestamptz, text, boolean
 
 -- Whether reporter is the caller, by the token itself (auth.uid()), for the moments the insert trigger is
 -- about to refuse a row or answer for an earlier one. False, never an error, for a token that does not
--- verify: the RLS policy raises that itself for the whole statement, while an error here, raised only on
--- these paths, would tell a forger that the reporter they named is at the cap. Without any token the
--- caller is a role the policy does not apply to (the owner or a superuser naming reporter_id: fixtures,
--- bulk loads), unless the session acts as `authenticated`, the one role the policy is for.
+-- verify: an error here, raised only on these paths, would tell a forger that the reporter they named is
+-- at the cap. A session that could write around the policy anyway is trusted to name reporter_id: a
+-- superuser, or a login that is no member of `authenticated` (fixtures, bulk loads). That is decided by
+-- session_user, which no statement can change (SET SESSION AUTHORIZATION needs a superuser's login),
+-- never by a setting such as `role`, which the INSERT's own source query can change between two rows
+-- (issue 32, reproduction 2).
 create or replace function private.reporter_is_caller(reporter uuid) returns boolean
     language plpgsql stable set search_path = ''
 as $$
 begin
-    return coalesce(reporter = auth.uid(), pg_catalog.current_setting('role') <> 'authenticated');
+    if (select r.rolsuper or not pg_catalog.pg_has_role(r.oid, 'authenticated', 'MEMBER')
+        from pg_catalog.pg_roles r where r.rolname = session_user) then
+        return true;
+    end if;
+    return coalesce(reporter = auth.uid(), false);
 exception when sqlstate 'PT401' then
     return false;
 end
@@ -55,6 +61,13 @@ revoke all on function private.reporter_is_caller(uuid) from public;
 -- its transaction rolled back and the lock released), and verifies only before it would refuse a row or
 -- answer with an earlier report (replay, conflict, cap): those answers are about one reporter and must
 -- never go to anyone else.
+--
+-- At the cap, or on a replay, a row whose caller this trigger cannot verify is refused all the same,
+-- never passed on for the policy to judge: the policy's `(select auth.uid())` is evaluated once, at the
+-- statement's first row, and a later row can change request.jwt and the hint settings so that only the
+-- trigger's per-row check fails (issue 32, reproduction 1: 209 reports in an hour). Its reporter_id
+-- becomes null, which the policy refuses with its own 42501 (checked before the NOT NULL constraint),
+-- exactly as it refuses a forged row below the cap: the error tells nothing about the reporter named.
 --
 -- The cap counts reports by the time their transaction committed (pg_xact_commit_timestamp; needs
 -- track_commit_timestamp = on), not by created_at: a transaction that inserts and then stays open would
@@ -112,6 +125,7 @@ begin
           and r.client_report_id = new.client_report_id;
         if found then
             if not private.reporter_is_caller(new.reporter_id) then
+                new.reporter_id := null;
                 return new;
             end if;
             if (earlier.location_id, earlier.rate_kind, earlier.price_cents, earlier.currency)
@@ -142,6 +156,7 @@ begin
                            else cap_th.created_at end;
         if counted_at > new.created_at - private.cap_window() then
             if not private.reporter_is_caller(new.reporter_id) then
+                new.reporter_id := null;
                 return new;
             end if;
             wait_seconds := greatest(1, pg_catalog.ceil(pg_catalog.date_part('epoch',

@@ -21,7 +21,10 @@
 # database's own disk: in production a volume of another machine, or object storage, see
 # docs/operations.md), BACKUP_RETENTION_DAYS (every point of
 # the last 14 days stays restorable), BACKUP_ARCHIVE_TIMEOUT (seconds
-# after which a partly filled WAL segment is archived anyway: the recovery point objective, 60).
+# after which a partly filled WAL segment is archived anyway: the recovery point objective, 60),
+# BACKUP_CIPHER_PASS_FILE (the repository's encryption passphrase; default DIR/pgbackrest/repo-cipher-pass,
+# generated on the first backup, mode 0600, never inside the repository: keep a copy apart from the
+# backups, since without it they cannot be restored; docs/operations.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -71,10 +74,25 @@ setup() {
     mkdir -p -- "$repo" "$CONF_DIR"/{log,spool,lock}
     [ "$(id -u)" -eq 0 ] && chown postgres: "$repo" "$CONF_DIR" "$CONF_DIR"/{log,spool,lock}
     chmod 0750 "$repo" "$CONF_DIR"
+    # The repository is encrypted (aes-256-cbc): it holds the signing keys and session ids in every
+    # backup and in the WAL archive, so a reader of it could otherwise mint any identity (issue 32,
+    # reproduction 4). The passphrase is generated once, into a file of its own outside the repository.
+    local pass_file=${BACKUP_CIPHER_PASS_FILE:-$CONF_DIR/repo-cipher-pass}
+    if [ ! -s "$pass_file" ]; then
+        (umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$pass_file")
+    fi
+    chmod 0600 "$pass_file"
+    case $(cd -- "$(dirname -- "$pass_file")" && pwd -P)/ in
+    "$(cd -- "$repo" && pwd -P)"/*) die "BACKUP_CIPHER_PASS_FILE must not be inside the repository it unlocks" ;;
+    esac
+    (umask 077 && : >"$PGBR_CONF.new")
     cat >"$PGBR_CONF.new" <<EOF
 # Written by scripts/backup.sh on the first backup; docs/operations.md explains each choice.
 [global]
 repo1-path=$(cd -- "$repo" && pwd -P)
+# Encrypted with the passphrase in $pass_file (copied here: pgBackRest reads no passphrase file).
+repo1-cipher-type=aes-256-cbc
+repo1-cipher-pass=$(cat -- "$pass_file")
 # Time-based retention: every point of the last BACKUP_RETENTION_DAYS days stays restorable.
 repo1-retention-full-type=time
 repo1-retention-full=${BACKUP_RETENTION_DAYS:-14}
@@ -102,8 +120,9 @@ archive_mode = on
 archive_command = 'pgbackrest --config=$PGBR_CONF --stanza=$STANZA archive-push %p'
 archive_timeout = ${BACKUP_ARCHIVE_TIMEOUT:-60}
 EOF
+    chmod 0600 "$PGBR_CONF.new"
     mv "$PGBR_CONF.new" "$PGBR_CONF"
-    [ "$(id -u)" -eq 0 ] && chown postgres: "$PGBR_CONF" "$CONF_DIR/archive.conf"
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$PGBR_CONF" "$CONF_DIR/archive.conf" "$pass_file"
     "$ROOT/scripts/pg-cluster.sh" restart "$GIVEN"
     [ "$(psql_su -c 'show archive_mode')" = on ] || die "archive_mode did not come on"
     pgbr stanza-create

@@ -186,10 +186,18 @@ write_pgbackrest_config() {  # node number
     else
         repo_lines="repo1-path=$BACKUP_REPO"
     fi
+    # One passphrase for the repository (encrypted: it holds signing keys and session ids), generated
+    # once, outside the repository (docs/operations.md: keep a copy apart from the backups).
+    local pass_file=${BACKUP_CIPHER_PASS_FILE:-$DIR/backup-cipher-pass}
+    [ -s "$pass_file" ] || (umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$pass_file")
+    chmod 0600 "$pass_file"
+    (umask 077 && : >"$home/pgbackrest.conf")
     cat >"$home/pgbackrest.conf" <<EOF
 # Written by scripts/cluster.sh; docs/operations.md explains each choice.
 [global]
 $repo_lines
+repo1-cipher-type=aes-256-cbc
+repo1-cipher-pass=$(cat -- "$pass_file")
 # Time-based retention: every point of the last $BACKUP_RETENTION_DAYS days stays restorable.
 repo1-retention-full-type=time
 repo1-retention-full=$BACKUP_RETENTION_DAYS

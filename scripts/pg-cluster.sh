@@ -10,6 +10,13 @@
 # Prints nothing but errors, except the last line of `start`. When run as root the cluster runs as the
 # `postgres` OS user, because initdb refuses to run as root.
 #
+# Private to its owner (issue 32, reproduction 5): DIR (the socket's directory), the data directory and
+# the socket itself are mode 0700, owned by the OS user the server runs as, so no other local user can
+# connect at all; root reaches them anyway. Connections over that socket are `trust`: tests connect as
+# many roles (postgres, authenticator, analysts, roles made on the fly) from one OS user, which peer
+# authentication cannot map on PostgreSQL 15 (pg_ident.conf names one role per line), so the file
+# permissions are the gate, as peer would be. TCP, off unless a test adds it, needs scram-sha-256.
+#
 # PG_CLUSTER_THROWAWAY=1 on the first `start` (make test's own cluster only) makes a cluster that is fast and
 # not crash-safe, for good (DIR/throwaway remembers it): no fsync, asynchronous commit, no full-page writes,
 # initdb --no-sync. A clean stop still writes everything, but an OS crash loses the cluster, and a killed
@@ -33,7 +40,8 @@ DIR=$(cd -- "$2" && pwd -P)
 # /var/tmp, named after DIR so start, stop and restart find the same one, and DIR/cluster points there.
 if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$DIR" 2>/dev/null; then
     real=/var/tmp/pricesvc-pg-$(printf '%s' "$DIR" | sha256sum | cut -c1-16)
-    mkdir -p -- "$real"
+    # Never world-reachable, not even for the moment before the chmod below.
+    (umask 077 && mkdir -p -- "$real")
     ln -sfn -- "$real" "$DIR/cluster"
     DIR=$real
 fi
@@ -49,7 +57,7 @@ else
     SUPERUSER=$(id -un)
     as_owner() { "$@"; }
 fi
-chmod 0755 "$DIR"
+chmod 0700 "$DIR"
 
 # Serialise concurrent invocations on the same DIR (two `make` targets starting the same cluster).
 exec 9>"$DIR/.pg-cluster.lock"
@@ -98,7 +106,7 @@ full_page_writes = off"
 listen_addresses = ''
 port = $PORT
 unix_socket_directories = '$DIR'
-unix_socket_permissions = 0777
+unix_socket_permissions = 0700
 max_connections = 200
 shared_buffers = 256MB
 work_mem = 16MB
@@ -131,8 +139,8 @@ start() {
         rm -rf -- "$DATA"
         install -d -m 0700 "$DATA"
         [ "$(id -u)" -eq 0 ] && chown postgres: "$DATA"
-        quiet as_owner "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth=trust --encoding=UTF8 \
-            --locale=C.UTF-8 --no-instructions $(throwaway && echo --no-sync) ||
+        quiet as_owner "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth-local=trust --auth-host=scram-sha-256 \
+            --encoding=UTF8 --locale=C.UTF-8 --no-instructions $(throwaway && echo --no-sync) ||
             die "initdb failed"
     fi
     write_config

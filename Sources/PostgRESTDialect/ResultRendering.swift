@@ -165,8 +165,12 @@ extension ReadOptions {
     }
 
     /// record_out's rule: quote when empty or holding `"`, `\`, `(`, `)`, `,` or white space;
-    /// double the quotes and backslashes inside.
-    package static func csvField(_ text: String) -> String {
+    /// double the quotes and backslashes inside. First, a field a spreadsheet would run as a formula
+    /// (starting with `=`, `+`, `-`, `@`, tab or carriage return: OWASP's list) gets a leading `'`, so
+    /// a location id a reporter chose cannot become a formula in an analyst's sheet (issue 32,
+    /// reproduction 6). No value pricesvc answers is a negative number, so nothing else changes.
+    package static func csvField(_ raw: String) -> String {
+        let text = raw.unicodeScalars.first.map { "=+-@\t\r".unicodeScalars.contains($0) } == true ? "'" + raw : raw
         let needsQuotes = text.isEmpty || text.unicodeScalars.contains {
             "\"\\(),".unicodeScalars.contains($0) || $0 == " " || ($0.value >= 0x09 && $0.value <= 0x0d)
         }

@@ -282,6 +282,17 @@ public enum Statements {
                   Column<String?>("user_metadata", .text), Column<Int?>("generations", .text),
                   Column<String?>("live_token_hash", .text), Column<Bool?>("attested", .boolean)))
 
+    /// Sent first on every auth route, in the same transaction: the token PostgreSQL verifies now, with
+    /// the ring as it is now. For sign-up and refresh it is the instance's own anon key (so an instance
+    /// whose signing key was retired mints nothing, even if it could not re-read the ring); for /user
+    /// and /logout the caller's access token, which `auth.get_user` and `auth.sign_out` check again
+    /// against the session they are asked about (issue 32, reproduction 3).
+    public static let verifiedToken = Statement(name: "pricesvc_verified_token", sql: """
+        select pg_catalog.set_config('request.jwt', $1, true), auth.jwt() is not null
+        """,
+        parameters: Param<String>("token", .text),
+        columns: (Column<String?>("token", .text), Column<Bool?>("verified", .boolean)))
+
     public static let signOut = Statement(name: "pricesvc_sign_out", sql: """
         select auth.sign_out($1::uuid, $2)
         """,
@@ -322,7 +333,8 @@ public enum Statements {
         identity.description, submitterIdentity.description, insertReports.description,
         insertReportsDefaultCurrency.description, receipts.description, median.description, medianOfKind.description,
         medianOfAllKinds.description, medians.description, mediansOfKind.description, mediansOfAllKinds.description,
-        signUp.description, refresh.description, signOut.description, user.description, appliedMigrations.description,
+        signUp.description, refresh.description, verifiedToken.description, signOut.description, user.description,
+        appliedMigrations.description,
         expensiveStatementTimeout.description,
         // Last: on a database without migration 0006 (0010) they fail to prepare, and only they are then
         // retried on use.

@@ -38,7 +38,7 @@ enum Settings {
         Setting(key: "jwt-secret", defaultValue: "", help: "HS256 secret, at least 32 bytes (or use --jwt-secret-file)"),
         Setting(key: "jwt-secret-file", defaultValue: "", help: "File holding the JWT secret"),
         Setting(key: "jwt-previous-secret", defaultValue: "",
-                help: "Another secret serve also verifies tokens with (PostgreSQL accepts only its own keys; rotate with pricesvc keys)"),
+                help: "Another secret serve also verifies tokens with, while the database's key ring holds it (PostgreSQL accepts only its own keys; rotate with pricesvc keys)"),
         Setting(key: "jwt-previous-secret-file", defaultValue: "", help: "File holding the previous secret"),
         Setting(key: "key-refresh-seconds", defaultValue: "10",
                 help: "Seconds between two reads of the database's signing keys and publishable keys (also read soon after an unknown key)"),

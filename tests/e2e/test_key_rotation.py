@@ -106,7 +106,9 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
         added = rotator("add", "--next-secret-file", str(new_file))
         assert "added key" in added.stdout
         wait_for_keys(old, 2)
-        new = start_server(JWT_SECRET_FILE=str(new_file), JWT_SECRET=None, **ROLL)  # a restarted instance
+        # A restarted instance, still told the old key as its previous one (issue 32, reproduction 3:
+        # that key must stop working there too once the database retires it).
+        new = start_server(JWT_SECRET_FILE=str(new_file), JWT_SECRET=None, JWT_PREVIOUS_SECRET_FILE=str(old_file), **ROLL)
         wait_for_keys(new, 2)
         new_api = new.api(app_key)
         from_new = new_api.new_session()
@@ -144,6 +146,18 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
         assert db.count_reports([row["client_report_id"]]) == 0
         # ... and so is the legacy anon key, signed with the old secret: why apps use publishable keys.
         assert_auth_error(sign_up_with(new_api, anon_key), 401, "invalid_api_key")
+        # Issue 32, reproduction 3: one key ring, one verdict. The instance still holding the retired key
+        # signs nothing (no sign-up, no refresh, with any key) and neither instance lets a token signed
+        # with it read or sign out a live session: /auth/v1/user and /logout verify it in PostgreSQL.
+        victim = new_api.new_session()
+        forged = resign(victim["access_token"], old_secret)
+        assert_auth_error(old_api.sign_up(), 503, "service_unavailable")
+        assert sign_up_with(old_api, anon_key).status_code in (401, 503)
+        assert_auth_error(old_api.refresh(victim["refresh_token"]), 503, "service_unavailable")
+        for api in (old_api, new_api):
+            assert_auth_error(api.get("/auth/v1/user", token=forged), 401, "bad_jwt")
+            assert_auth_error(api.logout(forged), 401, "bad_jwt")
+        assert new_api.get("/auth/v1/user", token=victim["access_token"]).status_code == 200, "the victim's session lives on"
 
         # The app key made before the rotation still works: a session goes on with its refresh token (its
         # access token was signed with the old key), and the app signs in and reports with the same key.

@@ -64,3 +64,28 @@ def test_the_test_suites_own_variables_are_not_settings_and_are_ignored(env):
     result = env.run("keys", timeout=15, PRICESVC_TEST_ANYTHING="1", PRICESVC_E2E_MIGRATIONS_DIR="/x",
                      PRICESVC_BIN="/x", PRICESVC_OWNER_URL="postgresql:///x")
     assert result.returncode == 0, result.stderr
+
+
+def test_the_dev_and_test_cluster_is_private_to_its_owner(env):
+    """Issue 32, reproduction 5: scripts/pg-cluster.sh ran `trust` over a socket mode 0777 in a directory
+    anyone could enter, so any local user connected as the superuser (`copy … to program` then runs
+    commands as the cluster's owner). Now the socket, its directory and the data directory are the
+    owner's alone, and TCP (off by default) needs scram-sha-256."""
+    import os
+    import shutil
+    import stat
+    import subprocess
+    from pathlib import Path
+
+    socket_dir = Path(env.pghost)
+    data = socket_dir / "data"
+    for path in (socket_dir, data, socket_dir / ".s.PGSQL.5432"):
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        assert mode & 0o077 == 0, f"{path} is mode {mode:o}: readable or reachable by others"
+    hba = [line.split() for line in (data / "pg_hba.conf").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert all(fields[-1] == "scram-sha-256" for fields in hba if fields[0].startswith("host")), hba
+    if os.geteuid() == 0 and shutil.which("runuser"):
+        outsider = subprocess.run(["runuser", "-u", "nobody", "--", "psql", "-X", "-h", str(socket_dir), "-U", env.pguser,
+                                   "-d", "pricesvc", "-tAc", "select 1"], capture_output=True, text=True, timeout=30)
+        assert outsider.returncode != 0 and "Permission denied" in outsider.stderr, (outsider.stdout, outsider.stderr)

@@ -168,6 +168,8 @@ insert into public.price_reports (reporter_id, location_id, rate_kind, price_cen
 values (tap.carol(), 'identity:carol', 'hourly', 555, 'ca201000-0000-4000-8000-00000000c0de');
 set local track_functions = 'pl';
 
+-- As the service's login (a superuser session may name any reporter: fixtures).
+set local session authorization authenticator;
 set local role authenticated;
 select tap.use_token(tap.token_for(tap.bob())) \g /dev/null
 select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents)
@@ -195,6 +197,7 @@ select tap.forge_hint(tap.carol(), 'not a token') \g /dev/null
 select throws_ok($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('identity:mid', 'hourly', 1)$$,
                  'PT401', null, 'a hint naming carol with a malformed token fails as the token fails, whatever carol''s state');
 reset role;
+reset session authorization;
 select is((select count(*)::int from public.price_reports where location_id = 'identity:mid'), 0,
           'none of the forged rows, nor the rows of their statements, were stored');
 

@@ -6,7 +6,7 @@
 -- logins carry a statement_timeout and a temp_file_limit.
 begin;
 \ir _helpers.psql
-select plan(36);
+select plan(42);
 
 select 'private.median_prices'::regclass::oid as prices_oid \gset
 
@@ -29,7 +29,10 @@ begin
         'select count(*) from pg_catalog.pg_locks',
         $q$select pg_catalog.lo_from_bytea(0, '\x00')$q$,
         'select pg_catalog.lo_create(0)',
-        'select pg_catalog.lo_creat(-1)'] loop
+        'select pg_catalog.lo_creat(-1)',
+        -- Commit times of other reporters' writes (issue 32, reproduction 7).
+        'select pg_catalog.pg_xact_commit_timestamp(''3''::xid)',
+        'select pg_catalog.pg_last_committed_xact()'] loop
         execute format('set local role %I', who);
         return next throws_ok(probe, '42501', null, who || ' may not: ' || probe);
         reset role;
@@ -52,6 +55,12 @@ select is_empty($$select p.oid::regprocedure from pg_catalog.pg_proc p
                     and exists (select from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a where a.grantee = 0)$$,
                 'no pg_stat_get_*, WAL position or large-object function is executable by PUBLIC');
 
+select is_empty($$select p.oid::regprocedure from pg_catalog.pg_proc p
+                  where p.pronamespace = 'pg_catalog'::regnamespace
+                    and p.proname in ('pg_xact_commit_timestamp', 'pg_xact_commit_timestamp_origin', 'pg_last_committed_xact')
+                    and exists (select from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a where a.grantee = 0)$$,
+                'no commit-time function is executable by PUBLIC');
+
 -- Monitoring keeps them.
 set local role pricesvc_monitor;
 select lives_ok(format('select n_tup_ins from pg_catalog.pg_stat_user_tables where relid = %s', :'prices_oid'),
@@ -59,6 +68,7 @@ select lives_ok(format('select n_tup_ins from pg_catalog.pg_stat_user_tables whe
 select lives_ok(format('select pg_catalog.pg_stat_get_tuples_inserted(%s), pg_catalog.pg_relation_size(%s)', :'prices_oid', :'prices_oid'),
                 'and calls the pg_stat_get_* and size functions');
 select lives_ok('select count(*) from pg_catalog.pg_stat_activity', 'and sees pg_stat_activity');
+select lives_ok('select pg_catalog.pg_last_committed_xact()', 'and the last commit''s time');
 reset role;
 select ok(pg_has_role('pricesvc_monitor', 'pg_monitor', 'member'), 'pricesvc_monitor is a member of pg_monitor');
 select ok(not pg_has_role('authenticator', 'pricesvc_monitor', 'member'), 'authenticator is not a monitor');

@@ -2,12 +2,16 @@
 -- sign-out scopes, user lookup and pruning. Only SHA-256 hashes of refresh tokens are ever stored.
 begin;
 \ir _helpers.psql
-select plan(36);
+select plan(43);
 
 create temp table signups (n int, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz);
 grant all on signups to public;
 create function tap.sign_up(n int, ip bytea default '\x0a000001') returns void language sql as $$
     insert into signups select n, s.* from auth.sign_up_anonymous(ip, '{"app":"pgtap"}', sha256(('token-' || n)::bytea), 30, 30) s
+$$;
+-- request.jwt as the service sends it before auth.get_user and auth.sign_out: the caller's own token.
+create function tap.use_session(n int) returns void language sql as $$
+    select set_config('request.jwt', tap.token_for(s.user_id, session => s.session_id), true) from signups s where s.n = use_session.n
 $$;
 create function tap.refresh(old text, new text, reuse_seconds int default 10) returns text language sql as $$
     select r.status || coalesce(':' || (r.user_id is not null)::text, '') || coalesce(':' || r.generations, '')
@@ -31,6 +35,7 @@ select matches(tap.error_hint('select tap.sign_up(31)'), '^PT429: Retry after 1[
                'the hint says when the next token arrives (one every 120 s at 30/hour)');
 select lives_ok($$select tap.sign_up(32, '\x0a000002')$$, 'another IP has its own bucket');
 select is((select count(distinct user_id)::int from signups), 31, 'every sign-up is a new anonymous user');
+select tap.use_session(1) \g /dev/null
 select results_eq($$select u.user_metadata from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 1$$,
                   $$values ('{"app":"pgtap"}'::jsonb)$$, 'get_user returns the user''s metadata');
 select throws_ok($$select * from auth.get_user(gen_random_uuid(), gen_random_uuid())$$, 'PA003', 'session not found',
@@ -40,8 +45,34 @@ select throws_ok($$select * from signups s, auth.get_user(s.user_id, (select ses
 reset role;
 update auth.sessions set revoked_at = clock_timestamp() where id = (select session_id from signups where n = 30);
 set local role authenticator;
+select tap.use_session(30) \g /dev/null
 select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 30$$,
                  'PA003', 'session not found', 'get_user of a revoked session is PA003 at once, whatever the token''s exp');
+
+-- Issue 32, reproduction 3: get_user and sign_out act on a session only for its own token, verified in
+-- PostgreSQL with the keys as they are now, never for an id the caller names.
+select set_config('request.jwt', '', true) \g /dev/null
+select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 4$$,
+                 'PA003', 'session not found', 'get_user without a token is PA003, whoever holds the service''s login');
+select tap.use_session(5) \g /dev/null
+select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 4$$,
+                 'PA003', 'session not found', 'get_user with another session''s valid token is PA003');
+select throws_ok($$select auth.sign_out((select session_id from signups where n = 4), 'global')$$,
+                 'PA003', 'session not found', 'sign_out with another session''s valid token is PA003');
+select set_config('request.jwt', tap.token_for(s.user_id, session => s.session_id,
+                                                secret => convert_to('a-retired-signing-key-0123456789abcdef', 'UTF8')), true)
+from signups s where s.n = 4 \g /dev/null
+select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 4$$,
+                 'PT401', 'invalid token', 'get_user with the session''s token signed by a key not in the ring is PT401');
+select throws_ok($$select auth.sign_out((select session_id from signups where n = 4), 'global')$$,
+                 'PT401', 'invalid token', 'so is sign_out');
+reset role;
+select is((select revoked_at from auth.sessions where id = (select session_id from signups where n = 4)), null,
+          'and the session they named is still live');
+set local role authenticator;
+select tap.use_session(4) \g /dev/null
+select lives_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 4$$,
+                'with its own token, get_user answers');
 select throws_ok($$select auth.sign_up_anonymous('\x0b', '{}', '\x00', 30, 30)$$, '23514', null,
                  'a refresh token hash must be 32 bytes (a SHA-256)');
 reset role;
@@ -94,12 +125,17 @@ select sha256(('token-3' || x)::bytea), ('00000000-0000-4000-8000-00000000000' |
 create function tap.live_sessions() returns int language sql as $$
     select count(*)::int from auth.sessions where user_id = (select user_id from signups where n = 3) and revoked_at is null
 $$;
+create function tap.use_session_id(id uuid) returns void language sql security definer set search_path = tap, pg_catalog as $$
+    select set_config('request.jwt', tap.token_for(s.user_id, session => s.id), true) from auth.sessions s where s.id = use_session_id.id
+$$;
 set local role authenticator;
+select tap.use_session_id('00000000-0000-4000-8000-00000000000a') \g /dev/null
 select auth.sign_out('00000000-0000-4000-8000-00000000000a', 'local') \g /dev/null
 reset role;
 select is(tap.live_sessions(), 3, 'local: only this session is revoked');
 set local role authenticator;
 select throws_ok($$select tap.refresh('token-3a', 'x')$$, 'PA001', null, 'its refresh token no longer works');
+select tap.use_session_id('00000000-0000-4000-8000-00000000000b') \g /dev/null
 select auth.sign_out('00000000-0000-4000-8000-00000000000b', 'others') \g /dev/null
 reset role;
 select is(tap.live_sessions(), 1, 'others: every other session is revoked, this one lives');

@@ -46,6 +46,9 @@ reset role;
 select is((select count(*)::int from auth.attested_keys where key_id_hash = tap.key('key-1')), 1, 'one key row');
 select is((select k.environment || ' ' || k.app_id || ' ' || octet_length(k.public_key) from auth.attested_keys k
            where k.key_id_hash = tap.key('key-1')), 'production TEAM123456.org.example.app 65', 'environment, app id and key stored');
+-- get_user answers for the session's own token only (auth.sql, private.token_names_session).
+select set_config('request.jwt', tap.token_for(s.user_id, session => s.id), true) from auth.sessions s
+where s.user_id = (select user_id from auth.attested_keys where key_id_hash = tap.key('key-1')) \g /dev/null
 select ok((select u.attested from auth.sessions s, auth.get_user(s.user_id, s.id) u
            where s.user_id = (select user_id from auth.attested_keys where key_id_hash = tap.key('key-1'))),
           'get_user says attested');

@@ -64,7 +64,7 @@ struct CallerIdentification: Sendable {
             keys.requestRefresh()  // made a moment ago, perhaps
             return false
         }
-        guard keys.acceptsLegacyAnonKey else { return false }
+        guard keys.acceptsLegacyAnonKey, !snapshot.ownKeyRetired else { return false }
         if constantTimeEqual(Array(key.utf8), snapshot.anonKey) { return true }
         switch snapshot.verifier.verifyAnonKey(key, now: now()) {
         case .success: return true
@@ -86,7 +86,12 @@ struct CallerIdentification: Sendable {
         let token = String(Substring(utf8[utf8.index(after: space)...]))
         // The SDKs send the apikey as the Bearer token until a user signs in.
         if token == request.header("apikey") { return .success(.anon) }
-        let verifier = keys.snapshot.verifier
+        let snapshot = keys.snapshot
+        if snapshot.ownKeyRetired {
+            return .failure(APIError(status: 401, code: "PGRST301", message: "invalid token",
+                                     details: "this instance's signing key was retired"))
+        }
+        let verifier = snapshot.verifier
         switch verifier.verifyAccessToken(token, now: now()) {
         case .success(let verified):
             return .success(.user(verified))

@@ -30,12 +30,17 @@ public final class ServiceKeys: Sendable {
         public var verifyingKeyCount: Int { verifier.keyCount }
         /// Those keys themselves: a re-read that finds the same set keeps the verifier and its token cache.
         var verifyingSecrets: [[UInt8]]
+        /// True once the database's ring no longer holds the instance's own key (retired): the instance
+        /// then signs nothing and accepts no token or JWT anon key of its own, whatever it still holds in
+        /// memory, until it is restarted with a key of the set (issue 32, reproduction 3).
+        public var ownKeyRetired = false
     }
 
     private let state: Mutex<Snapshot>
     /// The secret this instance was started with.
     private let own: [UInt8]
-    /// Verified besides the ring's keys (`PRICESVC_JWT_PREVIOUS_SECRET`); PostgreSQL decides anyway.
+    /// Verified besides the ring's keys (`PRICESVC_JWT_PREVIOUS_SECRET`), but only while the ring holds
+    /// them: a key the database retired is dropped at the next read, as PostgreSQL drops it at once.
     private let extraVerifying: [[UInt8]]
     /// Whether a JWT anon key (role anon, signed with a key of the set) is accepted as `apikey`.
     public let acceptsLegacyAnonKey: Bool
@@ -74,8 +79,10 @@ public final class ServiceKeys: Sendable {
     /// The id the instance reads the ring as (`SigningKeyRing.keyID` of its secret).
     public var ownKeyID: String { SigningKeyRing.keyID(own) }
 
-    /// Takes what the database said. When the instance's secret is not in the set, it keeps signing and
-    /// verifying as before (PostgreSQL refuses what it must) and reports the problem.
+    /// Takes what the database said: the instance signs and verifies with exactly the keys of the ring.
+    /// When the instance's own secret is no longer in the set (retired), it stops signing and verifying
+    /// altogether and reports the problem; any other problem (a key that does not unwrap) keeps the keys
+    /// it had. Every route that acts also verifies in PostgreSQL, which decides in any case.
     @discardableResult
     public func apply(ring: [SigningKeyRing.Entry], publishableKeyHashes: [[UInt8]]) -> Result<SigningKeyRing.Keys, SigningKeyRing.Problem> {
         let resolved = SigningKeyRing.resolve(own: own, entries: ring)
@@ -85,7 +92,10 @@ public final class ServiceKeys: Sendable {
             case .success(let keys):
                 let issuer = TokenIssuer(secret: keys.signing, issuer: snapshot.issuer.issuer,
                                          accessTokenLifetime: snapshot.issuer.accessTokenLifetime)
-                let verifying = keys.verifying + extraVerifying.filter { !keys.verifying.contains($0) }
+                let ringIDs = Set(ring.map(\.keyID))
+                let verifying = keys.verifying + extraVerifying.filter {
+                    !keys.verifying.contains($0) && ringIDs.contains(SigningKeyRing.keyID($0))
+                }
                 snapshot.issuer = issuer
                 if verifying != snapshot.verifyingSecrets {
                     let old = snapshot.verifier
@@ -95,8 +105,11 @@ public final class ServiceKeys: Sendable {
                 }
                 snapshot.anonKey = Array(issuer.anonKey().utf8)
                 snapshot.problem = nil
+                snapshot.ownKeyRetired = false
             case .failure(let problem):
                 snapshot.problem = problem.description
+                let ownID = SigningKeyRing.keyID(own)
+                snapshot.ownKeyRetired = !ring.contains { $0.keyID == ownID }
             }
         }
         reloads.add(1, ordering: .relaxed)

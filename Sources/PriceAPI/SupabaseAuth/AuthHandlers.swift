@@ -48,6 +48,10 @@ struct AuthHandler: Sendable {
         case .failure(let error): return .answer(error.response)
         }
         let metadata = form.metadata
+        // One snapshot of the keys for the check and the token it signs.
+        let issuing = keys.snapshot
+        if issuing.ownKeyRetired { return .answer(Self.retiredKey(settings.unavailableRetryAfter).response) }
+        let keyCheck = Statements.verifiedToken.query(String(decoding: issuing.anonKey, as: UTF8.self))
         let refresh = RefreshToken.generate()
         let ipKey = clientKey.key(forIP: request.clientIP)
         let limits = settings.signUpLimits
@@ -67,18 +71,20 @@ struct AuthHandler: Sendable {
                 }
                 let key = verified.key
                 let queries = [
+                    keyCheck,
                     Statements.spendSignUpChallenge.query((Bytea(verified.spent.digest), verified.spent.expiresAt)),
                     Statements.signUpAttested.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst,
                                                      Bytea(sha256(key.keyId)), key.appID, key.environment.rawValue,
                                                      Bytea(key.publicKey), Bytea(key.receipt))),
                 ]
-                return .database(authPlan(queries, attested: true) { results in
+                return .database(authPlan(queries, attested: true, checksInstanceKey: true) { results in
                     guard case .success(let row?) = Statements.signUpAttested.firstRow(results.last) else {
                         return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
                     }
                     let (userID, sessionID, created, updated) = row
                     let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata, attested: true)
-                    return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
+                    return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
+                                        issuer: issuing.issuer)
                 })
             case nil:
                 if attestation.mode == .required { return .answer(AttestationRefusal.required.apiError.response) }
@@ -87,7 +93,7 @@ struct AuthHandler: Sendable {
 
         // With challenges on, the solution is spent in the sign-up's own transaction (first, so a
         // replay costs no rate-limit token): a refused sign-up spends nothing.
-        var queries: [Query] = []
+        var queries: [Query] = [keyCheck]
         if let signUpChallenges {
             switch signUpChallenges.verify(payload: form.captchaToken, now: now()) {
             case .success(let spent):
@@ -97,13 +103,14 @@ struct AuthHandler: Sendable {
             }
         }
         queries.append(Statements.signUp.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst)))
-        return .database(authPlan(queries) { results in
+        return .database(authPlan(queries, checksInstanceKey: true) { results in
             guard case .success(let row?) = Statements.signUp.firstRow(results.last) else {
                 return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
             }
             let (userID, sessionID, created, updated) = row
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
-            return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user)
+            return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
+                                issuer: issuing.issuer)
         })
     }
 
@@ -127,11 +134,14 @@ struct AuthHandler: Sendable {
         // The child is derived from the presented token, so presenting it twice cannot fork the session.
         let child = refreshChain.child(of: presented)
         let limits = settings.refreshLimits
+        let issuing = keys.snapshot
+        if issuing.ownKeyRetired { return .answer(Self.retiredKey(settings.unavailableRetryAfter).response) }
+        let keyCheck = Statements.verifiedToken.query(String(decoding: issuing.anonKey, as: UTF8.self))
         let query = Statements.refresh.query((
             Bytea(presentedHash), Bytea(child.hash), Bytea(clientKey.key(forIP: request.clientIP)),
             limits.perWindow, limits.windowSeconds, limits.reuseSeconds))
         let refreshChain = self.refreshChain
-        return .database(authPlan([query]) { results in
+        return .database(authPlan([keyCheck, query], checksInstanceKey: true) { results in
             guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
@@ -149,7 +159,8 @@ struct AuthHandler: Sendable {
             }
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}",
                                   attested: attested ?? false)
-            return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user)
+            return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user,
+                                issuer: issuing.issuer)
         })
     }
 
@@ -161,14 +172,17 @@ struct AuthHandler: Sendable {
         guard ["global", "local", "others"].contains(scope) else {
             return .answer(APIError.auth(400, "validation_failed", "scope must be global, local or others").response)
         }
-        return .database(authPlan([Statements.signOut.query((sessionID, scope))]) { _ in .empty(204) })
+        // PostgreSQL verifies the token and checks it names the session, as REST verifies its tokens.
+        return .database(authPlan([Statements.verifiedToken.query(token.token), Statements.signOut.query((sessionID, scope))]) { _ in
+            .empty(204)
+        })
     }
 
     func user(caller: Caller) -> Decision.Outcome {
         guard case .user(let token) = caller, let userID = token.sub, let sessionID = token.sessionID else {
             return .answer(APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response)
         }
-        return .database(authPlan([Statements.user.query((userID, sessionID))]) { results in
+        return .database(authPlan([Statements.verifiedToken.query(token.token), Statements.user.query((userID, sessionID))]) { results in
             guard case .success(let row?) = Statements.user.firstRow(results.last),
                   let id = row.0, let created = row.1, let updated = row.2 else {
                 return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
@@ -179,13 +193,16 @@ struct AuthHandler: Sendable {
     }
 
     /// A plan on the auth surface: database errors answer in Supabase Auth's error shape.
-    private func authPlan(_ queries: [Query], attested: Bool = false,
+    /// - Parameter checksInstanceKey: the first query verifies the instance's own anon key: a PT401 there
+    ///   means the key this instance signs with is no longer in the database's ring.
+    private func authPlan(_ queries: [Query], attested: Bool = false, checksInstanceKey: Bool = false,
                           _ success: @escaping @Sendable ([QueryResult]) -> HTTPResponse) -> DatabasePlan {
         let retryAfter = settings.unavailableRetryAfter
         return DatabasePlan(queries) { outcome in
             switch outcome {
             case .success(let results): return success(results)
             case .failure(let error):
+                if checksInstanceKey, error.sqlState == "PT401" { return Self.retiredKey(retryAfter).response }
                 // An attested sign-up's replayed challenge or reused key, in its own codes.
                 if attested, error.sqlState == "PA010" { return AttestationRefusal.challengeUsed.apiError.response }
                 if attested, error.sqlState == "PA011" { return AttestationRefusal.keyUsed.apiError.response }
@@ -194,12 +211,18 @@ struct AuthHandler: Sendable {
         }
     }
 
-    private func session(userID: String, sessionID: String, refreshToken: String, user: UserRecord) -> HTTPResponse {
+    /// This instance's signing key is not one PostgreSQL accepts now: it must not mint tokens.
+    static func retiredKey(_ retryAfter: Int) -> APIError {
+        .auth(503, "service_unavailable", "This instance's signing key was retired; retry shortly", retryAfter: retryAfter)
+    }
+
+    private func session(userID: String, sessionID: String, refreshToken: String, user: UserRecord,
+                         issuer: TokenIssuer) -> HTTPResponse {
         guard UUIDText.isValid(userID), UUIDText.isValid(sessionID) else {
             return APIError.auth(500, "unexpected_failure", "Malformed identifiers from the database").response
         }
         let now = self.now()
-        let access = keys.snapshot.issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
+        let access = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
         let body = SessionBody(accessToken: access.token, expiresIn: access.expiresAt - now,
                                expiresAt: access.expiresAt, refreshToken: refreshToken, user: user)
         return .json(200, body.json)
@@ -219,6 +242,10 @@ struct AuthHandler: Sendable {
             return .auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
         case "PA002":
             return .auth(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+        case "PT401" where error.message == "session not found":
+            return .auth(403, "session_not_found", "Session from the access token no longer exists")
+        case "PT401":
+            return .auth(401, "bad_jwt", "invalid JWT: \(error.message)")
         case "PA003":
             return .auth(403, error.message == "user not found" ? "user_not_found" : "session_not_found",
                          error.message == "user not found" ? "User from the access token no longer exists"
