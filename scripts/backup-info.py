@@ -235,7 +235,7 @@ def plan(repo, time_text, time_epoch, timeline_choice):
 
     def pick(choice):
         if choice == "latest":
-            return newest, data
+            return newest
         if choice not in timelines:
             raise Refusal(f"no timeline {choice} in the archive: {listing}")
         return choice
@@ -279,7 +279,7 @@ def plan(repo, time_text, time_epoch, timeline_choice):
             raise Refusal(f"no backup on the history of timeline {number} finished before {time_text} "
                           f"(backups: {', '.join(b['label'] + ' stopped ' + b['stop'] for b in backups)})")
         backup = candidates[-1]
-        options = ["--type=time", f"--target={time_text}", f"--target-timeline={number}", "--target-action=promote"]
+        options = ["--type=time", f"--target={time_text}", "--target-action=promote"]
     else:
         if timeline_choice is None:
             # A commit at or after the point where the newest timeline's history leaves a timeline is
@@ -301,7 +301,11 @@ def plan(repo, time_text, time_epoch, timeline_choice):
         if not candidates:
             raise Refusal(f"no backup on the history of timeline {number}: {listing}")
         backup = candidates[-1]
-        options = ["--type=default", f"--target-timeline={number}"]
+        options = ["--type=default"]
+    # PostgreSQL follows the newest timeline by default; any other is named (a setting that stays in
+    # the running server's pg_settings until its next restart, hence not named when not needed).
+    if number != newest:
+        options.append(f"--target-timeline={number}")
     chosen = timelines[number]
     return {
         "target": time_text or "latest",

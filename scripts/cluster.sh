@@ -847,7 +847,9 @@ print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
     pgbr backup --type=full || die "the backup after the restore failed (see $home/pgbackrest/log)"
     progress "full backup of the new timeline taken"
     local after
-    after=$(pgbr_last_backup_json | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["label"])')
+    # Patroni started the recovered database as a standby and promoted it once more: the timeline it
+    # serves on is its backup's.
+    read -r after timeline < <(pgbr_last_backup_json | "$PY" -c 'import json, sys; b = json.load(sys.stdin); print(b["label"], b["timeline"])')
     start_node 2
     wait_for 300 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
     local complete_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
