@@ -61,9 +61,19 @@ def lsn_value(lsn):
 
 
 class Repository:
-    def __init__(self, pgbackrest):
+    def __init__(self, pgbackrest, cache_path=None):
         self.pgbackrest = pgbackrest
         self.scratch = None
+        # What archived files say, by repository path: a segment's name carries its checksum and a
+        # history file never changes, so an answer once read holds for good.
+        self.cache_path = cache_path
+        self.cache = {}
+        if cache_path:
+            try:
+                with open(cache_path) as f:
+                    self.cache = json.load(f)
+            except (OSError, ValueError):
+                self.cache = {}
         info = json.loads(self.run("info", "--output=json"))
         self.stanza = info[0] if info else {}
         self.name = self.stanza.get("name")
@@ -131,7 +141,10 @@ class Repository:
             started = None
             if number in histories:
                 path, started = histories[number]
-                for line in self.run("repo-get", f"{root}/{path}").splitlines():
+                key = f"{root}/{path}"
+                if key not in self.cache:
+                    self.cache[key] = self.run("repo-get", key)
+                for line in self.cache[key].splitlines():
                     fields = line.split("\t")
                     if len(fields) >= 2 and fields[0].strip().isdigit():
                         parents.append((int(fields[0]), fields[1].strip(), fields[2].strip() if len(fields) > 2 else ""))
@@ -152,7 +165,10 @@ class Repository:
             # "last_commit": the newest transaction end (a time target needs one after it); "last_data":
             # the newest that is not a restore's mark (what tells whether a timeline holds data).
             for _, path in reversed(own[-SEGMENTS_SCANNED:]):
-                newest, data = self.last_transaction_end(path, begins)
+                key = f"{path}@{begins}"
+                if key not in self.cache:
+                    self.cache[key] = self.last_transaction_end(path, begins)
+                newest, data = self.cache[key]
                 if newest and timeline["last_commit"] is None:
                     timeline["last_commit_lsn"], timeline["last_commit_epoch"] = newest
                     timeline["last_commit"] = stamp_precise(newest[1])
@@ -197,6 +213,13 @@ class Repository:
     def close(self):
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.cache_path:
+            try:
+                with open(self.cache_path + ".new", "w") as f:
+                    json.dump(self.cache, f)
+                os.replace(self.cache_path + ".new", self.cache_path)
+            except OSError:
+                pass  # a cache that cannot be written costs time, not answers
 
 
 def public_timeline(t):
@@ -326,7 +349,7 @@ def main():
     command = own[0]
     repo = None
     try:
-        repo = Repository(pgbackrest)
+        repo = Repository(pgbackrest, os.environ.get("BACKUP_INFO_CACHE"))
         if command == "last":
             found = repo.backups()
             if not found:

@@ -58,6 +58,7 @@ CONF_DIR=$DIR/pgbackrest
 PGBR_CONF=$CONF_DIR/pgbackrest.conf
 # shellcheck source=scripts/backup-lib.sh
 . "$ROOT/scripts/backup-lib.sh"
+export BACKUP_INFO_CACHE=$GIVEN/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 command -v pgbackrest >/dev/null || die "pgbackrest is not installed (scripts/install-deps.sh)"
 
 psql_su() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR" -p "$PORT" -U "$SUPERUSER" -d postgres "$@"; }

@@ -665,6 +665,7 @@ down() {
 command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/install-deps.sh)"
 # shellcheck source=scripts/backup-lib.sh
 . "$REPO/scripts/backup-lib.sh"
+export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 # pgBackRest runs as the database's OS user, from a folder it can read.
 pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
 
