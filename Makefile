@@ -2,13 +2,19 @@
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: run test deps build bench clean stop demo fuzz install deb
+.PHONY: run test test-all deps build bench clean stop demo fuzz install deb
 
 run: deps build
 	@scripts/run.sh
 
+# Every deterministic check, in at most 10 minutes (scripts/test.sh prints each suite's time).
 test: deps
 	@scripts/test.sh
+
+# Nightly: make test plus what it leaves out because it searches at random or takes long (timed fuzzing,
+# schemathesis with a new seed, the tests marked nightly).
+test-all: deps
+	@scripts/test.sh --all
 
 # Reporters and reports in make run's database, through the HTTP API; needs make run serving.
 demo: build
@@ -32,11 +38,14 @@ install: build
 deb: build
 	@scripts/package-deb.sh var/deb
 
-# Every libFuzzer target of Fuzz/ for 5 minutes each, after the fuzz harness's own unit tests
-# (make test runs them for 20 s each); FUZZ_SECONDS and FUZZ_TARGETS choose others.
-fuzz: deps
-	@swift test --package-path Fuzz
+# Timed searches, which make test leaves out because they can find something new on any run: the fuzz
+# harness's unit tests and the replay of every committed input (make test runs those too), then every libFuzzer
+# target of Fuzz/ for 5 minutes under AddressSanitizer (FUZZ_SECONDS and FUZZ_TARGETS choose others), then
+# schemathesis against the OpenAPI document with a new random seed (make test uses a fixed one).
+fuzz: deps build
+	@swift build --build-tests && swift test --skip-build --filter 'FuzzHarnessTests|FuzzReplayTests'
 	@scripts/fuzz.sh $(or $(FUZZ_SECONDS),300) $(FUZZ_TARGETS)
+	@scripts/venv.sh && .venv/bin/pytest -q -m nightly tests/e2e/test_fuzz_openapi.py
 
 bench: deps build
 	@scripts/install-deps.sh --bench

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "PriceHTTP", targets: ["PriceHTTP"]),
         .library(name: "PriceAPI", targets: ["PriceAPI"]),
         .library(name: "PublishedRates", targets: ["PublishedRates"]),
+        .library(name: "FuzzHarness", targets: ["FuzzHarness"]),
     ],
     targets: [
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
@@ -45,6 +46,9 @@ let package = Package(
         .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
+        // What every fuzz target checks, one function per target (FuzzTarget): Fuzz/'s libFuzzer executables
+        // are shims over it, and FuzzReplayTests replays every committed input through it.
+        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceHTTP", "PriceAPI", "AnonAuth", "AppAttest", "PublishedRates"]),
         .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AppAttest", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
                           plugins: ["BuildCommit"]),
         // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
@@ -60,6 +64,9 @@ let package = Package(
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
         .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON"]),
+        .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"]),
+        // Every committed corpus input and FailCase of Fuzz/, once per `make test`, without a sanitizer build.
+        .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
         .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]

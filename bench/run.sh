@@ -670,6 +670,24 @@ hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pricesvc_pid/status")
 rss_now=$(awk '/^VmRSS/ { print $2 }' "/proc/$pricesvc_pid/status")
 
 # ---------------------------------------------------------------- report
+# Last, a city-sized feed (tests/fixtures/cds/make_fixtures.py) into a database of its own, migrated afresh and
+# dropped after, so its 20 000 zones never change the statistics other rows plan with: timed, reported, no target.
+# make test imports a small feed (test_an_import_analyzes_every_table_quotes_read); make test-all this size too.
+note "importing a feed of 20 000 zones"
+python3 -c 'import json, sys; sys.path.insert(0, "tests/fixtures/cds"); import make_fixtures; print(json.dumps(make_fixtures.large_feed(20000)))' \
+  >"$state/run/large-feed.json"
+psql_su -d postgres -c "drop database if exists pricesvc_import with (force)" -c "create database pricesvc_import" >/dev/null
+import_url="postgresql:///pricesvc_import?host=$PGHOST&user=$PGUSER"
+"$BIN" migrate --migration-database-url "$import_url" --database-url "postgresql:///pricesvc_import?host=$PGHOST&user=authenticator" \
+  >"$out/migrate-import.log" 2>&1 ||
+  { cat "$out/migrate-import.log" >&2; die "pricesvc migrate (import database) failed"; }
+import_started=$(date +%s.%N)
+"$BIN" import-rates --migration-database-url "$import_url" --source bench-large "$state/run/large-feed.json" \
+  >"$out/import-large.log" 2>&1 || { cat "$out/import-large.log" >&2; die "pricesvc import-rates (20 000 zones) failed"; }
+large_import_seconds=$(awk -v a="$import_started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+large_import_mb=$(awk -v b="$(stat -c %s "$state/run/large-feed.json")" 'BEGIN { printf "%.1f", b / 1e6 }')
+psql_su -d postgres -c "drop database pricesvc_import with (force)" >/dev/null
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r + 0 >= t) ? "ok" : "BELOW" }'; }
 at_most() { awk -v r="$1" -v t="$2" 'BEGIN { print (r != "n/a" && r + 0 <= t) ? "ok" : "ABOVE" }'; }
@@ -754,6 +772,7 @@ details
                                     PostgreSQL CPU $search_pg ms per search (all of it, submissions' included), pricesvc CPU ${T[search.app.srv]} ms per request; wrk p50 / p99 ${T[search.app.p50]} / ${T[search.app.p99]} ms; rows in the table $mixed_rows; max reports per reporter $mixed_max (cap 10)
   stay-length curve (row 15):       $stay_curve (pgbench, $STAY_CLIENTS clients; PostgreSQL CPU and latency per call)
                                     probes (published cents, allowed, reason): $stay_probes
+  import-rates, 20 000 zones:       ${large_import_seconds} s for a ${large_import_mb} MB feed (source bench-large; reported, no target)
   price_medians probe (1 request):  $probe_medians; pricesvc statement timeout ${PRICESVC_STATEMENT_TIMEOUT_MS:-5000} ms, pgbench none
   $RSS_CONNS connections:              ${T[rss.app.rate]} ok req/s, ${T[rss.app.bad]} non-2xx ($( [ -n "${T[rss.app.statuses]}" ] && echo "${T[rss.app.statuses]}" || echo "statuses not counted")), ${T[rss.app.err]} socket errors; peak threads $threads_peak; VmHWM $hwm_mb MB (before: $(mb "$hwm_before") MB), VmRSS after $(mb "$rss_now") MB
 EOF

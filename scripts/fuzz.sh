@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# scripts/fuzz.sh [SECONDS] [TARGET...]: builds the libFuzzer targets of Fuzz/ (docs/fuzzing.md), then for
-# each target replays every committed input (Fuzz/FailCases/<Target>, Fuzz/Corpus/<Target>) and fuzzes it
-# for SECONDS (default 20). New inputs and crash artifacts go to var/fuzz/<Target>/, never into the
+# scripts/fuzz.sh [SECONDS] [TARGET...] (`make fuzz`): builds the libFuzzer targets of Fuzz/ with
+# AddressSanitizer (docs/fuzzing.md), then for each target replays every committed input (Fuzz/FailCases/<Target>,
+# Fuzz/Corpus/<Target>) and fuzzes it for SECONDS (default 20). `make test` replays the same inputs without a
+# sanitizer build (Tests/FuzzReplayTests) and does not search. New inputs and crash artifacts go to var/fuzz/<Target>/, never into the
 # committed corpus. Prints executions and crashes per target; exits non-zero on any crash.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,8 @@ export ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 
 seconds=20
 if [[ ${1:-} =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
-all=(FuzzJSON FuzzReadOptions FuzzToken FuzzTime FuzzCurbFeed FuzzRequestHead FuzzRequestFraming FuzzAttestation)
+# One executable per folder of Fuzz/Sources (FuzzReplayTests holds that list equal to FuzzHarness.FuzzTarget).
+mapfile -t all < <(ls Fuzz/Sources)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for target in "${targets[@]}"; do

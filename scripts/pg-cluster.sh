@@ -9,6 +9,12 @@
 #
 # Prints nothing but errors, except the last line of `start`. When run as root the cluster runs as the
 # `postgres` OS user, because initdb refuses to run as root.
+#
+# PG_CLUSTER_THROWAWAY=1 on the first `start` (make test's own cluster only) makes a cluster that is fast and
+# not crash-safe, for good (DIR/throwaway remembers it): no fsync, asynchronous commit, no full-page writes,
+# initdb --no-sync. A clean stop still writes everything, but an OS crash loses the cluster, and a killed
+# postmaster may lose commits already acknowledged: never for `make run`, nor for the drills that test
+# durability (scripts/cluster.sh, the backup and restore tests' clusters).
 set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -76,8 +82,17 @@ remove_stale_lock_files() {
     rm -f -- "$DATA/postmaster.pid" "$DIR/.s.PGSQL.$PORT" "$DIR/.s.PGSQL.$PORT.lock"
 }
 
+throwaway() { [ -f "$DIR/throwaway" ]; }
+
 write_config() {
     # Rewritten on every start so that a moved project directory still gets the right socket path.
+    local durability="fsync = on
+synchronous_commit = on
+full_page_writes = on"
+    throwaway && durability="# PG_CLUSTER_THROWAWAY=1: a test cluster, fast and not crash-safe.
+fsync = off
+synchronous_commit = off
+full_page_writes = off"
     as_owner tee "$DATA/pricesvc.conf" >/dev/null <<EOF
 # Written by scripts/pg-cluster.sh; edits are overwritten on the next start.
 listen_addresses = ''
@@ -88,9 +103,7 @@ max_connections = 200
 shared_buffers = 256MB
 work_mem = 16MB
 maintenance_work_mem = 128MB
-fsync = on
-synchronous_commit = on
-full_page_writes = on
+$durability
 max_wal_size = 2GB
 log_min_messages = warning
 log_min_error_statement = panic
@@ -114,11 +127,12 @@ psql_su() {
 
 start() {
     if [ ! -f "$DATA/PG_VERSION" ]; then
+        [ "${PG_CLUSTER_THROWAWAY:-0}" = 1 ] && : >"$DIR/throwaway"
         rm -rf -- "$DATA"
         install -d -m 0700 "$DATA"
         [ "$(id -u)" -eq 0 ] && chown postgres: "$DATA"
         quiet as_owner "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth=trust --encoding=UTF8 \
-            --locale=C.UTF-8 --no-instructions ||
+            --locale=C.UTF-8 --no-instructions $(throwaway && echo --no-sync) ||
             die "initdb failed"
     fi
     write_config
@@ -154,7 +168,7 @@ stop() {
 case $cmd in
 start) start ;;
 stop) stop ;;
-destroy) stop; rm -rf -- "$DATA" "$LOG" ;;
+destroy) stop; rm -rf -- "$DATA" "$LOG" "$DIR/throwaway" ;;
 restart) stop; start >/dev/null ;;
 *) usage ;;
 esac

@@ -1,38 +1,102 @@
 #!/usr/bin/env bash
-# `make test`: a throwaway PostgreSQL cluster, the migrations, then every suite against it:
-# pgTAP policies (pg_prove), the concurrency check, Swift tests, the fuzz targets, and the end-to-end suite that
-# drives a real pricesvc with curl-like requests and the unmodified supabase Python client. Last, the
-# replicated topology of docs/deployment.md (scripts/cluster.sh) and its failover drill.
+# `make test`: every deterministic check, in at most 10 minutes on a 2-core machine, the same verdict every run.
+# Builds, a throwaway PostgreSQL cluster, the migrations, then every suite against it: pgTAP policies
+# (pg_prove), the concurrency races, Swift tests (with the replay of every committed fuzz input), and the
+# end-to-end suite that drives a real pricesvc with curl-like requests, psql and the unmodified supabase
+# Python client. Last, the replicated topology of docs/deployment.md (scripts/cluster.sh) and its drills; it
+# starts in the background as soon as the binary exists, while the single-node suites run.
+#
+#   scripts/test.sh          make test
+#   scripts/test.sh --all    make test-all (nightly): also what make test leaves out because it searches at
+#                            random or takes long: timed libFuzzer runs (scripts/fuzz.sh, FUZZ_SECONDS, 60 s
+#                            a target), schemathesis with a new random seed, and the tests marked `nightly`.
+#
+# Each suite's wall time goes to var/test/timings.tsv (suite, seconds, budget, result) and is printed at the
+# end; a suite over its budget is named. pytest prints its slowest tests, pg_prove its timings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
 export PATH=/opt/swift/usr/bin:$PATH
 state=$root/var/test
 bin=$root/.build/release/pricesvc
+all=0
+case ${1:-} in
+--all) all=1 ;;
+"") ;;
+*) echo "usage: $0 [--all]" >&2; exit 2 ;;
+esac
 
 step() { printf '\n== %s\n' "$*"; }
-failures=()
-run_suite() {  # name, command...
-  local name=$1; shift
-  step "$name"
-  if "$@"; then echo "-- $name: ok"; else echo "-- $name: FAILED"; failures+=("$name"); fi
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+failures=() over=() timing_rows=()
+# suite name, seconds, budget, result: one row of the table (and of timings.tsv).
+record() {
+  timing_rows+=("$(printf '%s\t%.0f\t%s\t%s' "$1" "$2" "$3" "$4")")
+  [ "$4" = ok ] || failures+=("$1")
+  awk -v s="$2" -v b="$3" 'BEGIN { exit !(s > b) }' && over+=("$1 ($(printf '%.0f' "$2") s, budget $3 s)")
+  return 0
 }
+# run_suite NAME BUDGET_SECONDS COMMAND...
+run_suite() {
+  local name=$1 budget=$2 started result=ok; shift 2
+  step "$name"
+  started=$(now)
+  "$@" || result=FAILED
+  echo "-- $name: $result"
+  record "$name" "$(since "$started")" "$budget" "$result"
+}
+print_timings() {
+  echo
+  printf '%-70s %8s %8s  %s\n' suite seconds budget result
+  local row total=0
+  for row in "${timing_rows[@]}"; do
+    IFS=$'\t' read -r name seconds budget result <<<"$row"
+    printf '%-70s %8s %8s  %s\n' "$name" "$seconds" "$budget" "$result"
+  done
+  printf '%-70s %8.0f %8s\n' "make test, wall time" "$(since "$begun")" 600
+  mkdir -p "$state"
+  { printf 'suite\tseconds\tbudget\tresult\n'; printf '%s\n' "${timing_rows[@]}"; } >"$state/timings.tsv"
+  [ ${#over[@]} -eq 0 ] || printf 'over budget: %s\n' "${over[@]}"
+}
+begun=$(now)
 
-step "build"
-scripts/build.sh || exit 1
-swift build --build-tests || exit 1
+# The Python virtual environment (.venv) installs from PyPI while Swift builds: it waits on the network, the
+# build on the CPU.
+venv_log=$root/var/venv.log
+mkdir -p "$root/var"
+scripts/venv.sh >"$venv_log" 2>&1 &
+venv_pid=$!
+
+started=$(now)
+step "build: the release binary, the test build"
+build_ok=ok
+scripts/build.sh && swift build --build-tests || build_ok=FAILED
+record "build (release binary, test build)" "$(since "$started")" 240 "$build_ok"
+[ "$build_ok" = ok ] || { print_timings; exit 1; }
+
 # The previous release, for the rolling-upgrade test (tests/e2e/test_upgrade.py): built from git once per
-# commit and cached in var/previous-release (a release build: minutes the first time, nothing after).
-scripts/previous-release.sh || exit 1
+# commit into a cache shared by clones (scripts/previous-release.sh), in the background while the
+# single-node suites run; the test waits for it.
+scripts/previous-release.sh >"$root/var/previous-release.log" 2>&1 &
 
-step "fresh PostgreSQL cluster in $state/pg"
-scripts/cluster.sh down "$state/cluster" >/dev/null 2>&1 || true
+cluster_dir=$state/cluster
+step "fresh PostgreSQL cluster in $state/pg (throwaway: no fsync)"
+scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true
 scripts/pg-cluster.sh destroy "$state/pg" >/dev/null 2>&1 || true
 rm -rf "$state"
 mkdir -p "$state"
-eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
+eval "$(PG_CLUSTER_THROWAWAY=1 scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
 export PGHOST PGUSER PGDATABASE=pricesvc
-trap 'scripts/cluster.sh down "$state/cluster" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true' EXIT
+trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true' EXIT
+
+# The replicated topology comes up in the background (its own durable clusters, not the one above); the
+# cluster suite finds it running, or brings up what failed to start.
+# The environment is tests/cluster/conftest.py's cluster_env(): no PRICESVC_* setting but the binary, and WAL
+# archived within 5 s.
+mapfile -t unset_settings < <(compgen -e | grep '^PRICESVC_' | sed 's/^/--unset=/')
+env "${unset_settings[@]}" PRICESVC_BIN="$bin" CLUSTER_ARCHIVE_TIMEOUT=5 \
+  scripts/cluster.sh up "$cluster_dir" >"$state/cluster-up.log" 2>&1 &
 
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
 secret=$(head -c 48 /dev/urandom | base64 -w0)
@@ -40,32 +104,37 @@ export PRICESVC_TEST_JWT_SECRET=$secret
 step "migrate"
 PRICESVC_JWT_SECRET=$secret "$bin" migrate --migration-database-url "$owner_url" || exit 1
 
-run_suite "migrations/ layout (scripts/lint-migrations.py)" scripts/lint-migrations.py
-run_suite "pgTAP policies" pg_prove --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
-run_suite "50 parallel inserts, one reporter" tests/concurrency/parallel_inserts.sh
-run_suite "1 600 parallel inserts, one median store" tests/concurrency/median_store.sh
+run_suite "migrations/ layout (scripts/lint-migrations.py)" 5 scripts/lint-migrations.py
+run_suite "pgTAP policies" 45 pg_prove --timer --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
+run_suite "50 parallel inserts, one reporter" 10 tests/concurrency/parallel_inserts.sh
+run_suite "1 600 parallel inserts, one median store" 10 tests/concurrency/median_store.sh
 
 export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
-run_suite "swift test" swift test --skip-build
-# Every parser under libFuzzer (Fuzz/, docs/fuzzing.md): each committed crash and seed replayed, then 20 s
-# of fuzzing per target, after one sanitizer build.
-run_suite "fuzzing: every target × 20 s" scripts/fuzz.sh 20
+# Includes FuzzReplayTests: every committed fuzz seed and FailCase through its target's checks.
+run_suite "swift test (with every committed fuzz input replayed)" 40 swift test --skip-build
+[ $all = 1 ] && run_suite "fuzzing: every target × ${FUZZ_SECONDS:-60} s (AddressSanitizer)" 900 scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 
 step "python virtual environment (.venv)"
-wanted=$(sha256sum tests/e2e/requirements.txt | cut -c1-64)
-if [ ! -x .venv/bin/pytest ] || [ "$(cat .venv/.requirements-sha 2>/dev/null)" != "$wanted" ]; then
-  python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt || exit 1
-  echo "$wanted" > .venv/.requirements-sha
-fi
+started=$(now)
+venv_ok=ok
+wait "$venv_pid" || { venv_ok=FAILED; cat "$venv_log"; }
+record "python virtual environment (.venv), after the build" "$(since "$started")" 30 "$venv_ok"
+[ "$venv_ok" = ok ] || { print_timings; exit 1; }
+
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
-run_suite "end-to-end (real pricesvc, curl, supabase-py)" .venv/bin/pytest -q tests/e2e
-# Its own etcd, Patroni nodes, HAProxy and pricesvc instances (scripts/cluster.sh), not the cluster above.
-run_suite "cluster: Patroni failover drill, HAProxy limits, replica reads, backup and restore drill" \
-  env PRICESVC_TEST_CLUSTER_DIR="$state/cluster" PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" \
-  PRICESVC_TEST_RESTORE_REPORT="$state/restore-drill.json" .venv/bin/pytest -q tests/cluster
+selection=(-m "not nightly")
+[ $all = 1 ] && selection=()
+run_suite "end-to-end (real pricesvc, curl, psql, supabase-py, Chromium)" 300 \
+  .venv/bin/pytest -q --durations=15 "${selection[@]}" tests/e2e
+# Its own etcd, Patroni nodes, HAProxy and pricesvc instances (scripts/cluster.sh), started above.
+run_suite "cluster: Patroni failover drill, HAProxy limits, replica reads, backup and restore drill" 150 \
+  env PRICESVC_TEST_CLUSTER_DIR="$cluster_dir" PRICESVC_TEST_CLUSTER_STARTED=1 \
+  PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" PRICESVC_TEST_RESTORE_REPORT="$state/restore-drill.json" \
+  .venv/bin/pytest -q --durations=10 tests/cluster
 [ -f "$state/failover-drill.json" ] && { echo "failover drill:"; cat "$state/failover-drill.json"; }
 [ -f "$state/restore-drill.json" ] && { echo "restore drill:"; cat "$state/restore-drill.json"; }
 
+print_timings
 echo
 if [ ${#failures[@]} -eq 0 ]; then
   echo "make test: every suite passed"

@@ -22,7 +22,7 @@ struct WorkerThreadsTests {
         #expect(joined.wait(timeout: .now() + 10) == .success, "stopAndJoin did not return within 10 s")
         let count = ran.load(ordering: .relaxed)
         #expect(count == 6)
-        #expect(workers.pending == 0)
+        #expect(workers.queue.pending == 0)
     }
 
     @Test("after stopAndJoin a job is refused and its accepted closure never runs")
@@ -50,9 +50,13 @@ struct WorkerThreadsTests {
         _ = workers.submit(run: { outcome.withLock { $0.append("second ran") } },
                            expired: { outcome.withLock { $0.append("second expired") } }, accepted: {})
         #expect(firstStarted.wait(timeout: .now() + 10) == .success)  // taken off the queue in time
+        #expect(workers.queue.pending == 2 && workers.queue.oldestWait == .zero)
         elapsed.withLock { $0 = .milliseconds(51) }
+        // What /metrics shows an operator (and what tests wait on): the queued job's age, on the same clock.
+        #expect(workers.queue.oldestWait == .milliseconds(51))
         gate.signal()
         workers.stopAndJoin()
         #expect(outcome.withLock { $0 } == ["first ran", "second expired"])
+        #expect(workers.queue.pending == 0 && workers.queue.oldestWait == .zero)
     }
 }

@@ -183,7 +183,10 @@ def processes_under(paths: list[Path]) -> list[str]:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory) -> Cluster:
     directory = Path(os.environ.get("PRICESVC_TEST_CLUSTER_DIR") or tmp_path_factory.mktemp("cluster"))
-    subprocess.run([str(CLUSTER_SH), "down", str(directory)], capture_output=True, timeout=180, env=cluster_env())
+    # make test starts the topology in the background while the single-node suites run
+    # (PRICESVC_TEST_CLUSTER_STARTED=1): `up` below then waits for it and starts only what is not running.
+    if os.environ.get("PRICESVC_TEST_CLUSTER_STARTED") != "1":
+        subprocess.run([str(CLUSTER_SH), "down", str(directory)], capture_output=True, timeout=180, env=cluster_env())
     cluster = Cluster(directory, {}, {})
     try:
         started = time.monotonic()

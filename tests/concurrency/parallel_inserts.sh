@@ -82,7 +82,9 @@ commit;
 SQL
 gate=$!
 # Clients start only once the gate is closed, so none slips through early.
+# Within 5 s, or the test fails here: clients sent past an open gate would prove nothing.
 for _ in $(seq 1 500); do [ -e "$work/locked" ] && break; sleep 0.01; done
+[ -e "$work/locked" ] || { echo "Bail out! the gate was not closed within 5 s:"; sed 's/^/# /' "$work/gate.out"; exit 1; }
 
 for i in $(seq 1 $CLIENTS); do
     psql -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -v token="$token" -v i="$i" \

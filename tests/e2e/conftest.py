@@ -127,6 +127,39 @@ def migrated(env) -> Env:
     return env
 
 
+class DatabaseTemplate:
+    """A database migrated once, from nothing, with this tree's migrations, and copied for each test that needs
+    a fresh migrated database of its own: `create database … template …` copies files, a migration from empty
+    runs every file again. Tests about migrating from empty or from an earlier layout keep doing that."""
+
+    def __init__(self, env: Env):
+        self.env = env
+        self.name = f"e2e_template_{os.getpid()}"
+        self._admin(f"drop database if exists {self.name} with (force)")
+        self._admin(f"create database {self.name}")
+        url = f"postgresql:///{self.name}?host={env.pghost}&user={env.pguser}"
+        result = env.run("migrate", "--migration-database-url", url, timeout=180)
+        assert result.returncode == 0, f"migrate {self.name}:\n{result.stdout}\n{result.stderr}"
+
+    def _admin(self, sql: str) -> None:
+        Database(self.env.pghost, self.env.pguser, "postgres").psql(sql, timeout=120)
+
+    def copy(self, name: str) -> None:
+        """A new database `name` identical to a fresh migration (a template must have no other session)."""
+        self._admin(f"drop database if exists {name} with (force)")
+        self._admin(f"create database {name} template {self.name}")
+
+    def drop(self) -> None:
+        self._admin(f"drop database if exists {self.name} with (force)")
+
+
+@pytest.fixture(scope="session")
+def database_template(migrated):
+    template = DatabaseTemplate(migrated)
+    yield template
+    template.drop()
+
+
 @pytest.fixture(scope="session")
 def anon_key(migrated) -> str:
     result = migrated.run("keys")

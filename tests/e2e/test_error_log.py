@@ -76,8 +76,9 @@ def test_a_503_without_a_database_error_is_logged_too(start_server, anon_key, db
     queued.start()
     wait_until(lambda: _metric(server.metrics(), "pricesvc_http_database_jobs") == 2, timeout=10,
                message="the call to be queued behind the blocked insert")
-    # Past its queue timeout (0.3 s) once it is seen queued; the worker then answers it 503 at once.
-    time.sleep(0.4)
+    # Past its queue timeout (0.3 s) by the server's own clock; the worker then answers it 503 at once.
+    wait_until(lambda: _metric(server.metrics(), "pricesvc_http_database_queue_oldest_wait_seconds") > 0.3,
+               timeout=10, message="the queued call to wait past its queue timeout")
     lock.release()
     queued.join(timeout=15)
     assert not queued.is_alive() and blocked.response().status_code == 201

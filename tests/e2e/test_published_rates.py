@@ -130,6 +130,24 @@ def test_import_rates_needs_a_source_and_files(migrated):
     assert import_rates(migrated, new_source()).returncode == 2
 
 
+def test_an_import_analyzes_every_table_quotes_read(migrated, db, tmp_path):
+    """Sessions plan anew with statistics that know what was just imported, instead of keeping a plan made
+    when the tables were small (generic plans, kept per session)."""
+    path = tmp_path / "feed.json"
+    path.write_text(json.dumps(make_fixtures.large_feed(200)))
+    before = db.scalar("select clock_timestamp()")
+    result = import_rates(migrated, new_source(), path)
+    assert result.returncode == 0, result.stderr
+    assert "imported: 200 zones" in result.stdout, result.stdout
+    stale = db.scalar("select string_agg(relname, ', ' order by relname) from pg_stat_user_tables "
+                      f"where schemaname = 'cds' and relname <> 'imports' "
+                      f"and (last_analyze is null or last_analyze < '{before}')")
+    assert stale in ("", None), f"not analyzed by the import: {stale}"
+    assert int(float(db.scalar("select reltuples from pg_class where oid = 'cds.zones'::regclass"))) >= 200
+
+
+# The same at 20 000 zones: minutes, so in make test-all (nightly), not in make test.
+@pytest.mark.nightly
 @pytest.mark.timeout(600)
 def test_a_feed_of_20000_zones_imports_in_one_run(migrated, db, tmp_path):
     path = tmp_path / "large.json"

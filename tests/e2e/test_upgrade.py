@@ -4,7 +4,7 @@ refuses to migrate a newer schema, and the previous release serves beside the ne
 
 "The next release" is made here: a copy of migrations/ with VERSION bumped, a versioned file that takes
 price_reports' ACCESS EXCLUSIVE lock (an expand step: a nullable column) and a changed medians.sql. "The
-previous release" is built from git by scripts/previous-release.sh (cached under var/previous-release).
+previous release" is built from git by scripts/previous-release.sh (cached by commit in ~/.cache/pricesvc/previous-release, shared by clones).
 Each test makes its own databases in the test cluster and drops them; the shared one is never migrated
 to another version.
 """
@@ -44,15 +44,23 @@ def write_version(directory: Path, version: int, compatible_from: int) -> None:
 class Upgrade:
     """Databases of this test, the migrations of this build, and the next release's."""
 
-    def __init__(self, env, tmp_path: Path):
-        self.env, self.tmp_path, self.names = env, tmp_path, []
+    def __init__(self, env, tmp_path: Path, template):
+        self.env, self.tmp_path, self.names, self.template = env, tmp_path, [], template
         self.current = Path(env.migrations_dir)
         self.version, _ = read_version(self.current)
 
     def database(self, label: str) -> Database:
+        """An empty database."""
         name = f"upgrade_{label}_{os.getpid()}"
         self.admin(f"drop database if exists {name} with (force)")
         self.admin(f"create database {name}")
+        self.names.append(name)
+        return Database(self.env.pghost, self.env.pguser, name)
+
+    def current_database(self, label: str) -> Database:
+        """A database as `migrate` with this build's migrations leaves an empty one (a copy of the template)."""
+        name = f"upgrade_{label}_{os.getpid()}"
+        self.template.copy(name)
         self.names.append(name)
         return Database(self.env.pghost, self.env.pguser, name)
 
@@ -103,8 +111,8 @@ class Upgrade:
 
 
 @pytest.fixture
-def upgrade(migrated, tmp_path):
-    made = Upgrade(migrated, tmp_path)
+def upgrade(migrated, tmp_path, database_template):
+    made = Upgrade(migrated, tmp_path, database_template)
     yield made
     made.drop_all()
 
@@ -151,8 +159,7 @@ def submit_and_read(api, token: str) -> None:
 # ---------------------------------------------------------------- lock waits
 
 def test_migrate_waits_for_a_reader_in_short_steps_while_inserts_and_medians_keep_answering(upgrade, start_server, anon_key):
-    db = upgrade.database("lockwait")
-    upgrade.migrated(db, upgrade.current)
+    db = upgrade.current_database("lockwait")
     server = start_server(**upgrade.server_settings(db, upgrade.current))
     api = server.api(anon_key)
     next_release = upgrade.next_release()
@@ -194,8 +201,7 @@ def test_migrate_waits_for_a_reader_in_short_steps_while_inserts_and_medians_kee
 
 
 def test_migrate_gives_up_after_its_wait_limit_naming_the_blocker_and_status_shows_the_half_applied_schema(upgrade):
-    db = upgrade.database("waitlimit")
-    upgrade.migrated(db, upgrade.current)
+    db = upgrade.current_database("waitlimit")
     next_release = upgrade.next_release()
     with Reader(db) as reader:
         result = upgrade.migrate(db, next_release, "--migrate-lock-timeout", "1s", "--migrate-wait-limit", "3s",
@@ -218,8 +224,7 @@ def test_policies_sql_runs_again_without_locking_price_reports(upgrade):
     """A release that changes only a function file re-applies it and policies.sql; neither may wait for
     a reader of price_reports (before: policies.sql's ALTER TABLE and CREATE POLICY waited for it, and
     every insert waited behind them)."""
-    db = upgrade.database("policies")
-    upgrade.migrated(db, upgrade.current)
+    db = upgrade.current_database("policies")
     next_release = upgrade.next_release(versioned_file=False)
     with Reader(db):
         result = upgrade.migrate(db, next_release, "--migrate-lock-timeout", "1s", "--migrate-wait-limit", "20s",
@@ -232,8 +237,7 @@ def test_policies_sql_runs_again_without_locking_price_reports(upgrade):
 # ---------------------------------------------------------------- versions, status, refusal
 
 def test_migrate_status_and_dry_run_print_json_and_change_nothing(upgrade):
-    db = upgrade.database("status")
-    upgrade.migrated(db, upgrade.current)
+    db = upgrade.current_database("status")
     current = {"version": upgrade.version, "compatible_from": read_version(upgrade.current)[1]}
     code, status = upgrade.status(db, upgrade.current)
     assert code == 0
@@ -285,8 +289,7 @@ def test_an_older_pricesvc_refuses_to_migrate_a_newer_schema_and_names_both_vers
 
 def test_an_instance_stays_ready_on_a_newer_compatible_schema_and_not_on_an_incompatible_one(upgrade, start_server,
                                                                                               anon_key):
-    expand = upgrade.database("expand")
-    upgrade.migrated(expand, upgrade.current)
+    expand = upgrade.current_database("expand")
     old = start_server(**upgrade.server_settings(expand, upgrade.current))
     assert readyz(old).status_code == 200
     upgrade.migrated(expand, upgrade.next_release())

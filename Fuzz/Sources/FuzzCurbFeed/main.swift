@@ -1,36 +1,8 @@
-import FuzzCommon
-import PriceJSON
-import PublishedRates
+import FuzzHarness
 
-/// The CDS Curbs feed decoder (`import-rates`). The input is one feed file; an accepted feed is then
-/// combined into the document the database loads, with its own time zone taken as known. Beyond not
-/// crashing: every number kept is within what PostgreSQL's `integer` holds, and the import document
-/// is JSON.
+// The target's checks live in Sources/FuzzHarness/Targets/FuzzCurbFeed.swift, where the replay test runs them too.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzCurbFeed(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    let input = Array(UnsafeRawBufferPointer(start: start, count: count))
-    guard let feed = try? CurbFeed.read(input, file: "fuzz.json") else { return 0 }
-    let integer: ClosedRange<Int64> = -2_147_483_647...2_147_483_647
-    for policy in feed.policies {
-        fuzzRequire(integer.contains(policy.priority), "priority \(policy.priority) kept")
-        for rule in policy.rules {
-            for value in [rule.maxStay, rule.noReturn].compactMap({ $0 }) {
-                fuzzRequire(integer.contains(value), "max_stay/no_return \(value) kept")
-            }
-            for rate in rule.rates {
-                let values = [rate.rate, rate.startDuration] + [rate.endDuration, rate.incrementDuration,
-                                                                rate.incrementAmount, rate.maximumFee].compactMap { $0 }
-                fuzzRequire(values.allSatisfy(integer.contains), "rate values \(values) kept")
-                if let end = rate.endDuration { fuzzRequire(rate.startDuration < end, "tier ends before it starts") }
-            }
-        }
-    }
-    guard let imported = try? RatesImport(source: "fuzz", feeds: [feed], knownTimeZones: [feed.timeZone]) else { return 0 }
-    do {
-        _ = try JSONParser(maxBytes: Int.max, maxDepth: 64).parse(imported.document)
-    } catch {
-        fuzzRequire(false, "the import document is not JSON (\(error)): \(printable(imported.document))")
-    }
-    fuzzRequire(imported.zoneCount == feed.zones.count, "\(imported.zoneCount) zones imported of \(feed.zones.count)")
+public func fuzzEntry(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
+    FuzzTarget.curbFeed.run(UnsafeRawBufferPointer(start: start, count: count))
     return 0
 }

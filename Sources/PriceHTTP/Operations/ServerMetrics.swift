@@ -21,8 +21,9 @@ public final class ServerMetrics: Sendable {
     private static var latencyWidth: Int { latencyBuckets.count + 2 }
     private let connectionsRefused = AtomicCounter()
     private let deadlineCutOffs = AtomicCounter()
-    /// Each server's count of database jobs queued or running (the public and the admin listener share these metrics).
-    private let pendingJobSources = Mutex<[@Sendable () -> Int]>([])
+    /// Each server's database jobs queued or running, and its oldest queued job's wait (the public and the
+    /// admin listener share these metrics).
+    private let workerQueues = Mutex<[@Sendable () -> (pending: Int, oldestWait: Duration)]>([])
 
     /// - Parameters:
     ///   - routeLabels: every label a request can be recorded under, in the order /metrics lists them.
@@ -54,9 +55,10 @@ public final class ServerMetrics: Sendable {
         connectionsRefused.add()
     }
 
-    /// Where a server's worker threads tell how many jobs they hold (queued or running).
-    func addPendingJobs(_ source: @escaping @Sendable () -> Int) {
-        pendingJobSources.withLock { $0.append(source) }
+    /// Where a server's worker threads tell how many jobs they hold (queued or running), and how long the
+    /// oldest queued one has waited.
+    func addWorkerQueue(_ source: @escaping @Sendable () -> (pending: Int, oldestWait: Duration)) {
+        workerQueues.withLock { $0.append(source) }
     }
 
     /// Connections closed because their request head or body was not in by its deadline.
@@ -101,9 +103,15 @@ public final class ServerMetrics: Sendable {
                               "Connections refused at accept: the client network held its limit.", [("", connectionsRefused.current)])
         PrometheusText.family(&out, "pricesvc_http_receive_deadline_closed_total", .counter,
                               "Connections closed because a request head or body was not in by its deadline.", [("", deadlineCutOffs.current)])
-        let pending = pendingJobSources.withLock { sources in sources.reduce(0) { $0 + $1() } }
+        let queues = workerQueues.withLock { sources in sources.map { $0() } }
         PrometheusText.family(&out, "pricesvc_http_database_jobs", .gauge,
-                              "Requests queued for or running on a database worker thread.", [("", pending)])
+                              "Requests queued for or running on a database worker thread.",
+                              [("", queues.reduce(0) { $0 + $1.pending })])
+        let oldest = queues.map(\.oldestWait).max() ?? .zero
+        PrometheusText.header(&out, "pricesvc_http_database_queue_oldest_wait_seconds", .gauge,
+                              "How long the oldest request still queued for a database worker has waited (0 when none waits); past PRICESVC_POOL_TIMEOUT_MS it is answered 503.")
+        PrometheusText.sample(&out, "pricesvc_http_database_queue_oldest_wait_seconds", "",
+                              Double(oldest.components.seconds) + Double(oldest.components.attoseconds) / 1e18)
         return out
     }
 }

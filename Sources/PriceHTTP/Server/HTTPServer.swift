@@ -78,7 +78,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.workers = WorkerThreads(count: configuration.databaseWorkers,
                                        queueTimeout: configuration.workerQueueTimeout,
                                        stackSize: configuration.threadStackBytes)
-        metrics.addPendingJobs { [workers] in workers.pending }
+        metrics.addWorkerQueue { [workers] in workers.queue }
         self.connections = ConnectionGuard(
             perNetworkLimit: configuration.maxConnectionsPerIP, ipv6Prefix: configuration.ipv6Prefix,
             deadlines: ReceiveDeadlines(headSeconds: configuration.requestHeadTimeoutSeconds,
@@ -132,7 +132,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let running = daemonLock.withLock({ daemon }) else { return }
         _ = MHD_quiesce_daemon(running)
         waitForInFlight(until: Date().addingTimeInterval(grace))
-        if inFlight.load(ordering: .acquiring) > 0 { graceOver(workers.pending) }
+        if inFlight.load(ordering: .acquiring) > 0 { graceOver(workers.queue.pending) }
         workers.stopAndJoin()
         // The drained jobs resumed their connections; let the event loops send those answers.
         waitForInFlight(until: Date().addingTimeInterval(1))

@@ -57,11 +57,13 @@ final class WorkerThreads: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Jobs queued or running right now.
-    var pending: Int {
+    /// Jobs queued or running right now, and how long the oldest job still queued has waited (zero when
+    /// none waits): the first says how much work is in, the second how close the queue is to `queueTimeout`.
+    var queue: (pending: Int, oldestWait: Duration) {
         condition.lock()
         defer { condition.unlock() }
-        return jobs.count - head + busy
+        let oldestWait = head < jobs.count ? jobs[head].map { now() - $0.enqueuedAt } ?? .zero : .zero
+        return (jobs.count - head + busy, oldestWait)
     }
 
     private var busy = 0

@@ -7,9 +7,16 @@ import Glibc
 public func fuzzRequire(_ condition: Bool, _ message: @autoclosure () -> String,
                         file: StaticString = #fileID, line: UInt = #line) {
     guard !condition else { return }
-    let text = "fuzz invariant broken at \(file):\(line): \(message())\n"
+    let input = FuzzInput.label.map { " (input \($0))" } ?? ""
+    let text = "fuzz invariant broken at \(file):\(line)\(input): \(message())\n"
     _ = text.withCString { write(2, $0, strlen($0)) }
     abort()
+}
+
+/// What the replay test is running, so that a broken invariant names the committed file that broke it
+/// (libFuzzer names its own artifacts). Set from one thread only, before each input.
+public enum FuzzInput {
+    nonisolated(unsafe) public static var label: String?
 }
 
 /// Bytes as printable text for a message: ASCII as is, the rest as \xNN; at most `limit` bytes.

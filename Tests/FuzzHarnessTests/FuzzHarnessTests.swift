@@ -1,5 +1,5 @@
 import Testing
-@testable import FuzzCommon
+@testable import FuzzHarness
 
 @Suite struct RequestTextTests {
     @Test func readsTheRequestLineHeadersAndBody() {
