@@ -137,6 +137,14 @@ def test_up_starts_a_leader_a_synchronous_standby_and_two_instances_on_loopback_
     assert requests.get(cluster.url + "/readyz", timeout=5).status_code == 200
 
 
+def test_patroni_timeouts_are_ones_patroni_3_2_and_later_keep(cluster):
+    """Patroni 3.2 raises a ttl below 20 to 20 (a warning in its log, nothing else) and wants
+    loop_wait + 2 x retry_timeout <= ttl: an upgrade must not silently change the failover time."""
+    config = requests.get(f"http://127.0.0.1:{cluster.ports['NODE1_API_PORT']}/config", timeout=5).json()
+    ttl, loop_wait, retry_timeout = config["ttl"], config["loop_wait"], config["retry_timeout"]
+    assert ttl >= 20 and loop_wait + 2 * retry_timeout <= ttl, config
+
+
 # ---------------------------------------------------------------- limits across instances
 
 def test_one_address_gets_120_requests_a_minute_in_total_across_both_instances(cluster):
