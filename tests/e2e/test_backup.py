@@ -113,6 +113,3 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     assert db.scalar("select count(*) from public.price_reports") == "10"
     plan = backup_sh("restore", pg_dir, "--plan", "--timeline", "1")
     assert plan["timeline"] == 1 and plan["restored_backup"] == incremental["label"], plan
-    plan = backup_sh("restore", pg_dir, "--plan", "--timeline", "latest")
-    assert plan["timeline"] == at_t["timeline"], plan
-    assert plan["restored_backup"] == at_t["backup_after_restore"], plan
