@@ -5,15 +5,19 @@
 #   scripts/backup.sh backup DIR [full|incr]   a backup (default incr; the first one is full). The first
 #                                              call sets up archiving, which restarts PostgreSQL once.
 #                                              Prints the backup as JSON (see backups).
-#   scripts/backup.sh restore DIR [--to TIME]  stop PostgreSQL, restore the newest backup (with --to: the
-#                                              newest that finished before TIME, as PostgreSQL prints
-#                                              now()), replay the archived WAL to the end (or to TIME),
-#                                              promote, start; then a full backup of the new timeline.
-#                                              Prints {"target", "restored_backup", "timeline",
-#                                              "recovered_to_lsn", "wal_replayed_bytes", "restore_seconds",
-#                                              "backup_after_restore"}.
+#   scripts/backup.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
+#                                              archive the live WAL, plan which timeline and backup the
+#                                              target needs and refuse (nothing stopped) unless it can
+#                                              succeed (docs/operations.md, "What restore does"); stop
+#                                              PostgreSQL, set the data directory aside, restore, replay
+#                                              the archived WAL to TIME or the timeline's end, promote,
+#                                              start, remove the old directory; then a full backup of
+#                                              the new timeline. Prints {"target", "restored_backup",
+#                                              "from_timeline", "timeline", "recovered_to_lsn",
+#                                              "wal_replayed_bytes", "restore_seconds", "backup_after_restore"}.
 #   scripts/backup.sh backups DIR              {"stanza", "repository", "archive": {"min", "max"},
-#                                              "backups": [{"label", "type", "start", "stop", "size_bytes",
+#                                              "timelines": [...], "backups": [{"label", "type",
+#                                              "timeline", "start", "stop", "size_bytes",
 #                                              "stored_bytes", "wal_start", "wal_stop", ...}]}
 #
 # DIR is the directory given to scripts/pg-cluster.sh. Settings, read by the first backup and kept in
@@ -33,7 +37,7 @@ PORT=5432
 STANZA=pricesvc
 
 die() { echo "backup: $*" >&2; exit 1; }
-usage() { die "usage: $0 backup DIR [full|incr] | restore DIR [--to TIME] | backups DIR"; }
+usage() { die "usage: $0 backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old] | backups DIR"; }
 
 [ $# -ge 2 ] || usage
 cmd=$1
@@ -57,6 +61,7 @@ CONF_DIR=$DIR/pgbackrest
 PGBR_CONF=$CONF_DIR/pgbackrest.conf
 # shellcheck source=scripts/backup-lib.sh
 . "$ROOT/scripts/backup-lib.sh"
+export BACKUP_INFO_CACHE=$GIVEN/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 command -v pgbackrest >/dev/null || die "pgbackrest is not installed (scripts/install-deps.sh)"
 
 psql_su() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR" -p "$PORT" -U "$SUPERUSER" -d postgres "$@"; }
@@ -135,7 +140,7 @@ backup() {
     running || die "PostgreSQL is not running in $DIR (scripts/pg-cluster.sh start $GIVEN)"
     setup
     pgbr backup --type="$type"
-    pgbr info --output=json | /usr/bin/python3 "$BACKUP_INFO" last
+    pgbr_last_backup_json
 }
 
 backups() {
@@ -147,35 +152,40 @@ backups() {
 }
 
 restore() {
-    local time=""
-    if [ $# -gt 0 ]; then
-        [ "$1" = --to ] && [ $# -eq 2 ] || usage
-        time=$2
-    fi
+    parse_restore_args "$@"
     [ -f "$PGBR_CONF" ] || die "no backups of $DIR (scripts/backup.sh backup $GIVEN full)"
     local start_ns
     start_ns=$(date +%s%N)
-    pgbr_restore_plan "$time"
-    # From a live database, the latest point includes what is not archived yet: switch and push it first.
-    if [ -z "$time" ] && running; then
-        pgbr check >/dev/null 2>&1 || echo "backup: could not archive the current WAL; restoring to the end of the archive" >&2
+    # Nothing is stopped until the plan says the restore can succeed. A live database first archives
+    # everything up to now, so the plan sees every acknowledged commit.
+    running && archive_now psql_su
+    pgbr_restore_plan
+    if $RESTORE_PLAN_ONLY; then
+        printf '%s\n' "$RESTORE_PLAN"
+        return 0
     fi
     "$ROOT/scripts/pg-cluster.sh" stop "$GIVEN"
+    # The old data directory stays until the restored database serves (and with --keep-old, after).
+    local aside=""
+    if [ -e "$DATA" ]; then
+        aside=$DIR/data.before-restore-$(date -u +%Y%m%dT%H%M%S)
+        mv -- "$DATA" "$aside"
+    fi
     "${AS_DB[@]}" mkdir -p -m 0700 -- "$DATA"
-    # Over a data directory that is still there, only the files that differ are copied.
-    local delta=()
-    [ -f "$DATA/PG_VERSION" ] && delta=(--delta)
-    pgbr restore "${delta[@]}" "${RESTORE_ARGS[@]}"
+    pgbr restore "${RESTORE_ARGS[@]}" || die "pgbackrest restore failed${aside:+; the old data directory is $aside}"
     # Recovery: pg-cluster.sh's start returns once the database is consistent (hot standby); then the
     # WAL is replayed up to the target, and the server promotes itself to a new timeline.
     "$ROOT/scripts/pg-cluster.sh" start "$GIVEN" >/dev/null
     local deadline=$((SECONDS + ${BACKUP_RECOVERY_TIMEOUT:-3600}))
     until [ "$(psql_su -c 'select pg_is_in_recovery()' 2>/dev/null)" = f ]; do
-        running || die "recovery stopped: $(tail -n 5 "$DIR/postgres.log")"
+        running || die "recovery stopped: $(tail -n 5 "$DIR/postgres.log")${aside:+; the old data directory is $aside}"
         [ $SECONDS -lt $deadline ] || die "recovery did not finish in ${BACKUP_RECOVERY_TIMEOUT:-3600}s"
         sleep 0.2
     done
     psql_su <<<"$RESET_RECOVERY_SQL" >/dev/null
+    if [ -n "$aside" ]; then
+        if $RESTORE_KEEP_OLD; then echo "backup: the old data directory is kept in $aside" >&2; else rm -rf -- "$aside"; fi
+    fi
     local timeline switchpoint seconds
     read -r timeline switchpoint < <(recovery_end "$DATA")
     seconds=$(( ($(date +%s%N) - start_ns) / 1000000 ))
@@ -186,14 +196,14 @@ print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
     # The restored history is a new timeline: its own full backup is the base of every later one.
     pgbr backup --type=full
     local after
-    after=$(pgbr info --output=json | /usr/bin/python3 "$BACKUP_INFO" last | /usr/bin/python3 -c \
-        'import json, sys; print(json.load(sys.stdin)["label"])')
+    after=$(pgbr_last_backup_json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["label"])')
     /usr/bin/python3 -c 'import json, sys
-target, restored, timeline, lsn, replayed, seconds, after = sys.argv[1:]
-print(json.dumps({"target": target or "latest", "restored_backup": restored, "timeline": int(timeline),
+target, restored, from_timeline, timeline, lsn, replayed, seconds, after = sys.argv[1:]
+print(json.dumps({"target": target or "latest", "restored_backup": restored,
+                  "from_timeline": int(from_timeline), "timeline": int(timeline),
                   "recovered_to_lsn": lsn, "wal_replayed_bytes": int(replayed),
                   "restore_seconds": round(int(seconds) / 1000, 1), "backup_after_restore": after}))' \
-        "$time" "$RESTORE_SET" "$timeline" "$switchpoint" \
+        "$RESTORE_TIME" "$RESTORE_SET" "$RESTORE_FROM_TIMELINE" "$timeline" "$switchpoint" \
         "$(( $(lsn_bytes "$switchpoint") - $(lsn_bytes "$start_lsn") ))" "$seconds" "$after"
 }
 

@@ -15,18 +15,23 @@
 # Backups (pgBackRest; the leader archives every WAL segment to the repository, docs/operations.md):
 #   scripts/cluster.sh backup DIR [full|incr]   a backup of the leader (default incr; the first is full);
 #                                    prints it as JSON (one element of `backups`)
-#   scripts/cluster.sh backups DIR   {"stanza", "repository", "archive": {"min", "max"}, "backups":
-#                                    [{"label", "type", "start", "stop", "size_bytes", "stored_bytes",
-#                                    "wal_start", "wal_stop", "lsn_start", "lsn_stop", ...}]}
-#   scripts/cluster.sh restore DIR [--to TIME]  stops Patroni on both nodes, restores the leader's data
-#                                    directory from the repository (with --to: the newest backup that
-#                                    finished before TIME, as PostgreSQL prints now(), and WAL up to TIME;
-#                                    without: every archived WAL), lets Patroni start on it as a new
-#                                    cluster, takes a full backup of the new timeline and rebuilds the
-#                                    standby from it. HAProxy, etcd and pricesvc keep running: the same
-#                                    URLs serve again. Prints {"target", "restored_backup", "timeline",
-#                                    "recovered_to_lsn", "wal_replayed_bytes", "restore_seconds",
-#                                    "complete_seconds", "backup_after_restore"}, then the status line.
+#   scripts/cluster.sh backups DIR   {"stanza", "repository", "archive": {"min", "max"}, "timelines":
+#                                    [{"timeline", "parent", "branched_at_lsn", "started", "reason",
+#                                    "last_commit", ...}], "backups": [{"label", "type", "timeline",
+#                                    "start", "stop", "size_bytes", "stored_bytes", "wal_start", ...}]}
+#   scripts/cluster.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
+#                                    archives the leader's current WAL, plans from the repository which
+#                                    timeline and backup the target needs and refuses (nothing stopped)
+#                                    unless it can succeed (docs/operations.md, "What restore does");
+#                                    then stops Patroni on both nodes, sets their data directories aside,
+#                                    restores the leader's from the repository, recovers to TIME or the
+#                                    timeline's end, lets Patroni start on it as a new cluster, removes
+#                                    the old directories once pricesvc serves, takes a full backup of the
+#                                    new timeline and rebuilds the standby from it. HAProxy, etcd and
+#                                    pricesvc keep running: the same URLs serve again. Prints {"target",
+#                                    "restored_backup", "from_timeline", "timeline", "recovered_to_lsn",
+#                                    "wal_replayed_bytes", "restore_seconds", "complete_seconds",
+#                                    "backup_after_restore"}, then the status line (--plan: the plan only).
 #
 # Only 127.0.0.1 ports are bound, picked free on the first `up` and kept in DIR/cluster.env.
 # As root, Patroni and PostgreSQL run as the `postgres` OS user (initdb refuses root); otherwise as
@@ -45,7 +50,7 @@ BIN=${PRICESVC_BIN:-$REPO/.build/release/pricesvc}
 PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard library is used
 
 die() { echo "cluster: $*" >&2; exit 1; }
-usage() { die "usage: $0 up|status|failover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME]"; }
+usage() { die "usage: $0 up|status|failover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
 
 [ $# -ge 2 ] || usage
 cmd=$1
@@ -54,7 +59,7 @@ DIR=$(cd -- "$2" && pwd -P)
 shift 2
 case $cmd in
 backup) [ $# -le 1 ] || usage ;;
-restore) [ $# -eq 0 ] || { [ $# -eq 2 ] && [ "$1" = --to ]; } || usage ;;
+restore) ;;  # parse_restore_args
 *) [ $# -eq 0 ] || usage ;;
 esac
 exec 9>"$DIR/.cluster.lock"
@@ -249,10 +254,12 @@ etcd3:
   hosts: 127.0.0.1:$ETCD_CLIENT_PORT
 bootstrap:
   dcs:
-    # A dead leader's key expires after ttl seconds; then the synchronous standby is promoted.
-    ttl: 10
+    # A dead leader's key expires after ttl seconds; then the synchronous standby is promoted. Patroni
+    # 3.2 and later raise a ttl below 20 to 20 and want loop_wait + 2 x retry_timeout <= ttl: these are
+    # the fastest values valid there too (docs/deployment.md, "Failover time").
+    ttl: 20
     loop_wait: 2
-    retry_timeout: 4
+    retry_timeout: 9
     maximum_lag_on_failover: 1048576
     # Every commit waits for the synchronous standby; only it may be promoted automatically.
     synchronous_mode: true
@@ -605,6 +612,14 @@ sys.exit(0 if any(m["name"] == sys.argv[1] and m["role"] == "leader" and m.get("
                   for m in json.load(sys.stdin)["members"]) else 1)' "$1"
 }
 
+# True while PID runs. A process that exited but is not reaped yet (a zombie: these are children of
+# PID 1 after setsid, and a container's init may reap late) has gone.
+running_pid() {
+    local state
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
 # TERM, up to SECONDS for the processes to go, then KILL.
 stop_pids() {
     local seconds=$1; shift
@@ -613,7 +628,7 @@ stop_pids() {
     kill -TERM "${pids[@]}" 2>/dev/null || true
     deadline=$((SECONDS + seconds))
     for pid in "${pids[@]}"; do
-        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+        while running_pid "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
         kill -KILL "$pid" 2>/dev/null || true
     done
 }
@@ -666,6 +681,7 @@ down() {
 command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/install-deps.sh)"
 # shellcheck source=scripts/backup-lib.sh
 . "$REPO/scripts/backup-lib.sh"
+export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 # pgBackRest runs as the database's OS user, from a folder it can read.
 pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
 
@@ -699,7 +715,7 @@ backup() {
     leader=$(leader_name) || die "no leader to back up"
     PGBR_CONF=$NODES/$leader/pgbackrest.conf
     pgbr backup --type="$type" || die "pgbackrest backup failed (see $NODES/$leader/pgbackrest/log)"
-    pgbr info --output=json | "$PY" "$BACKUP_INFO" last
+    pgbr_last_backup_json
 }
 
 backups() {
@@ -747,7 +763,7 @@ kill_pids() {
     kill -KILL "$@" 2>/dev/null || true
     local pid deadline=$((SECONDS + 10))
     for pid in "$@"; do
-        while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+        while running_pid "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
     done
 }
 
@@ -755,7 +771,8 @@ progress() { printf 'cluster: restore: %s (%ss)\n' "$1" "$(( ($(date +%s%N) - st
 
 restore() {
     load_configuration || die "no cluster in $DIR"
-    local time=${2:-} start_ns
+    parse_restore_args "$@"
+    local start_ns
     start_ns=$(date +%s%N)
     local home=$NODES/node1
     write_patroni_config 1
@@ -763,22 +780,38 @@ restore() {
     write_pgbackrest_config 1
     write_pgbackrest_config 2
     PGBR_CONF=$home/pgbackrest.conf
-    pgbr_restore_plan "$time"
+    # Nothing is stopped until the plan says the restore can succeed. A live cluster first archives
+    # everything up to now, so the plan sees every acknowledged commit.
+    local leader
+    if leader=$(leader_name 2>/dev/null); then
+        local n=${leader#node}
+        PGBR_CONF=$NODES/$leader/pgbackrest.conf archive_now \
+            "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$NODES/$leader" -p "$(eval echo "\$NODE${n}_PG_PORT")" -U postgres -d postgres
+    fi
+    pgbr_restore_plan
+    if $RESTORE_PLAN_ONLY; then
+        printf '%s\n' "$RESTORE_PLAN"
+        return 0
+    fi
+    progress "plan: backup $RESTORE_SET, timeline $RESTORE_FROM_TIMELINE ($(plan_field timeline_chosen))"
     start_etcd
     start_haproxy
-    # From a live cluster the latest point includes what is not archived yet: switch and push it first.
-    local leader
-    if [ -z "$time" ] && leader=$(leader_name 2>/dev/null); then
-        PGBR_CONF=$NODES/$leader/pgbackrest.conf pgbr check >/dev/null 2>&1 ||
-            echo "cluster: could not archive the current WAL; restoring to the end of the archive" >&2
-    fi
     kill_databases
     progress "Patroni and PostgreSQL stopped on both nodes"
     forget_cluster_state || die "could not clear the cluster's state in etcd"
-    rm -rf -- "$NODES/node1/data" "$NODES/node2/data"
+    # The old data directories stay until the restored cluster serves (and with --keep-old, after).
+    local aside
+    aside=data.before-restore-$(date -u +%Y%m%dT%H%M%S)
+    for n in 1 2; do
+        if [ -e "$NODES/node$n/data" ]; then
+            mv -- "$NODES/node$n/data" "$NODES/node$n/$aside"
+            progress "node$n's data directory set aside as node$n/$aside"
+        fi
+    done
     install -d -m 0700 "$home/data"
     [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$home/data"
-    pgbr restore "${RESTORE_ARGS[@]}" || die "pgbackrest restore failed (see $home/pgbackrest/log)"
+    pgbr restore "${RESTORE_ARGS[@]}" ||
+        die "pgbackrest restore failed (see $home/pgbackrest/log); the old data directories are node*/$aside"
     progress "node1's data directory restored from $RESTORE_SET"
 
     # Recovery outside Patroni, so nothing promotes it before the target: up to TIME (or the end of the
@@ -799,7 +832,7 @@ restore() {
         [ $SECONDS -lt $deadline ] || die "recovery did not finish in ${CLUSTER_RECOVERY_TIMEOUT:-3600}s"
         sleep 0.2
     done
-    progress "recovered ${time:+to $time }and promoted"
+    progress "recovered ${RESTORE_TIME:+to $RESTORE_TIME }on timeline $RESTORE_FROM_TIMELINE and promoted"
     "${su[@]}" -v ON_ERROR_STOP=1 <<<"$RESET_RECOVERY_SQL" >/dev/null
     "${su[@]}" -c checkpoint >/dev/null
     local timeline switchpoint start_lsn
@@ -817,6 +850,11 @@ restore() {
     wait_for 60 "/readyz through HAProxy" "" http_ok "http://127.0.0.1:$HTTP_PORT/readyz"
     local ready_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
     progress "pricesvc ready through HAProxy"
+    if $RESTORE_KEEP_OLD; then
+        progress "old data directories kept: $NODES/node*/$aside"
+    else
+        rm -rf -- "$home/$aside" "$NODES/node2/$aside"
+    fi
     start_lsn=$(pgbr info --output=json --set="$RESTORE_SET" | "$PY" -c '
 import json, sys
 print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
@@ -826,17 +864,20 @@ print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
     pgbr backup --type=full || die "the backup after the restore failed (see $home/pgbackrest/log)"
     progress "full backup of the new timeline taken"
     local after
-    after=$(pgbr info --output=json | "$PY" "$BACKUP_INFO" last | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["label"])')
+    # Patroni started the recovered database as a standby and promoted it once more: the timeline it
+    # serves on is its backup's.
+    read -r after timeline < <(pgbr_last_backup_json | "$PY" -c 'import json, sys; b = json.load(sys.stdin); print(b["label"], b["timeline"])')
     start_node 2
     wait_for 300 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
     local complete_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
     "$PY" -c 'import json, sys
-target, restored, timeline, lsn, replayed, ready, complete, after = sys.argv[1:]
-print(json.dumps({"target": target or "latest", "restored_backup": restored, "timeline": int(timeline),
+target, restored, from_timeline, timeline, lsn, replayed, ready, complete, after = sys.argv[1:]
+print(json.dumps({"target": target or "latest", "restored_backup": restored,
+                  "from_timeline": int(from_timeline), "timeline": int(timeline),
                   "recovered_to_lsn": lsn, "wal_replayed_bytes": int(replayed),
                   "restore_seconds": round(int(ready) / 1000, 1), "complete_seconds": round(int(complete) / 1000, 1),
                   "backup_after_restore": after}))' \
-        "$time" "$RESTORE_SET" "$timeline" "$switchpoint" \
+        "$RESTORE_TIME" "$RESTORE_SET" "$RESTORE_FROM_TIMELINE" "$timeline" "$switchpoint" \
         "$(( $(lsn_bytes "$switchpoint") - $(lsn_bytes "$start_lsn") ))" "$ready_ms" "$complete_ms" "$after"
     status_line
 }

@@ -151,13 +151,15 @@ def cluster_env() -> dict:
 
 
 def pids_alive(pids) -> list[int]:
+    """The processes still running. An exited one that PID 1 has not reaped yet (a zombie) is gone."""
     alive = []
     for pid in pids:
         try:
-            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
             alive.append(pid)
-        except ProcessLookupError:
-            pass
     return alive
 
 

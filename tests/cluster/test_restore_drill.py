@@ -1,12 +1,22 @@
 """The restore drill (docs/operations.md, "Backups"): what continuous archiving and point-in-time restore
-promise, proven on the cluster of conftest.py after the failover drill.
+promise, proven on the cluster of conftest.py after the failover drill, with as few restores as that
+takes (two).
 
-A full backup; reports acknowledged through pricesvc; time T from the database's clock; more reports; an
-incremental backup; more reports; both nodes killed as dying machines and their data directories
-deleted. A restore to the latest point has every acknowledged report; a restore to T has exactly those
-acknowledged before T. On both, the cap, the commit timestamps it counts by, the median store and the
-refresh-token families are as they were, `pricesvc migrate` has nothing to do, and the URLs of `up`
-serve again. The measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/test.sh prints them)."""
+A full backup; reports acknowledged through pricesvc; an incremental backup; more reports; time T from
+the database's clock; a token rotation, a sign-out and more reports after T. Then, without waiting for
+the archive (archive_timeout is off, so what came after T is only in the live WAL):
+
+1. `restore --to T` on the running cluster: it archives the current WAL before it stops anything, and
+   has exactly the reports acknowledged before T, the tokens as they were, the cap and the median store.
+2. `restore` without a target is refused, naming the timelines (the history after T is on the old
+   one): the cluster keeps running. `--plan` shows which timeline and backup a target uses.
+3. Both nodes killed as dying machines and their data directories deleted; `restore --timeline OLD`
+   from the repository alone has every acknowledged report and none other.
+4. A target the repository cannot reach (in the future) is refused with the reason, and the cluster
+   keeps serving.
+
+`pricesvc migrate` has nothing to do after each restore and the URLs of `up` serve again. The
+measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/test.sh prints them)."""
 
 from __future__ import annotations
 
@@ -15,7 +25,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,11 +38,15 @@ RESTORE_REPORT = os.environ.get("PRICESVC_TEST_RESTORE_REPORT")
 CAP = 10
 
 
+def run_cluster_sh(cluster, action: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(CLUSTER_SH), action, str(cluster.dir), *args], capture_output=True, text=True,
+                          timeout=timeout, env=cluster_env())
+
+
 def cluster_command(cluster, action: str, *args: str, timeout: float = 300) -> list[dict]:
     """scripts/cluster.sh ACTION DIR ARGS: its JSON lines. The last one, when it is the status line, is
     kept as the cluster's info."""
-    result = subprocess.run([str(CLUSTER_SH), action, str(cluster.dir), *args], capture_output=True, text=True,
-                            timeout=timeout, env=cluster_env())
+    result = run_cluster_sh(cluster, action, *args, timeout=timeout)
     assert result.returncode == 0, f"cluster.sh {action} failed ({result.returncode}):\n{result.stderr[-3000:]}"
     lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
     if lines and "nodes" in lines[-1]:
@@ -41,6 +54,18 @@ def cluster_command(cluster, action: str, *args: str, timeout: float = 300) -> l
         cluster.seen_pids |= set(cluster.info["pricesvc_pids"]) | {
             pid for node in cluster.info["nodes"] for pid in (node["patroni_pid"], node["postmaster_pid"]) if pid}
     return lines
+
+
+def refused(cluster, *args: str) -> str:
+    """`cluster.sh restore DIR ARGS` refuses, and nothing was stopped: the same processes serve. Its reason."""
+    before = cluster.status()
+    result = run_cluster_sh(cluster, "restore", *args, timeout=120)
+    assert result.returncode != 0, f"restore {args} was not refused:\n{result.stdout}"
+    assert "nothing was stopped" in result.stderr, result.stderr
+    after = cluster.status()
+    assert after["nodes"] == before["nodes"] and after["pricesvc_pids"] == before["pricesvc_pids"], (before, after)
+    assert requests.get(cluster.url + "/readyz", timeout=5).status_code == 200
+    return result.stderr
 
 
 class Phase:
@@ -126,11 +151,6 @@ def median_store_matches_a_rebuild(cluster) -> int:
     return int(groups)
 
 
-def archived_through(cluster, lsn: str) -> bool:
-    return cluster.on_leader(f"select coalesce(last_archived_wal >= pg_walfile_name('{lsn}'), false) "
-                             f"from pg_stat_archiver") == "t"
-
-
 def destroy_both_nodes(cluster):
     """Dying machines with their disks: Patroni and PostgreSQL killed at once, data directories gone."""
     info = cluster.status()
@@ -164,57 +184,94 @@ def serves_again(cluster, before_url: str):
     assert api.submit(report(), session["access_token"]).status_code == 201
 
 
-@pytest.mark.timeout(480)
-def test_restore_drill_loses_no_acknowledged_report_and_restores_exactly_to_a_point_in_time(cluster):
+def database_clock_passes(cluster, stop: str):
+    """A backup's stop time is kept in whole seconds: a target after it must be a full second later."""
+    wait_until(lambda: cluster.on_leader(f"select now() >= '{stop}'::timestamptz + interval '1 second'") == "t",
+               timeout=5, interval=0.05, message=f"the database's clock to pass {stop} + 1 s")
+
+
+@pytest.mark.timeout(420)
+def test_restore_drill_restores_exactly_to_a_point_in_time_then_back_to_the_latest_point_of_the_old_timeline(cluster):
     url = cluster.url
     full = cluster_command(cluster, "backup", "full")[-1]
     assert full["type"] == "full"
 
-    before = Phase(cluster, group=230, count=4, attempts=CAP + 2)
-    before.run()
-    refresh_api, refresh_session = before.apis[0], before.sessions[0]
+    first = Phase(cluster, group=230, count=4, attempts=CAP + 2)
+    first.run()
+    incremental = cluster_command(cluster, "backup", "incr")[-1]
+    assert incremental["type"] == "incr" and incremental["prior"] == full["label"]
+    # From here on only the live WAL holds the reports (no segment is archived by time): a restore to T
+    # has to archive it first, or recovery would end before T (what it did before: the cluster was gone).
+    cluster.on_leader("alter system set archive_timeout = 0")
+    cluster.on_leader("select pg_reload_conf()")
+    second = Phase(cluster, group=231, count=4, attempts=4)
+    second.run()
+    refresh_api, refresh_session = first.apis[0], first.sessions[0]
     rotated = refresh_api.refresh(refresh_session["refresh_token"])
     assert rotated.status_code == 200, rotated.text
     current_at_t = rotated.json()["refresh_token"]
-    families_at_t = token_families(cluster, before.user_ids)
-    commit_times_at_t = commit_times(cluster, before.user_ids)
+    families_at_t = token_families(cluster, first.user_ids)
+    database_clock_passes(cluster, incremental["stop"])
     point_t = cluster.on_leader("select now()")
-    # After T: a rotation and a sign-out, which a restore to T must undo.
+    # After T: a rotation and a sign-out, which a restore to T must undo, and more reports.
     assert refresh_api.refresh(current_at_t).status_code == 200
-    assert before.apis[1].logout(before.sessions[1]["access_token"]).status_code == 204
-
-    middle = Phase(cluster, group=231, count=4, attempts=6)
-    middle.run()
-    incremental = cluster_command(cluster, "backup", "incr")[-1]
-    assert incremental["type"] == "incr" and incremental["prior"] == full["label"]
-    after = Phase(cluster, group=232, count=4, attempts=6)
-    after.run()
-    capped = before.capped()
+    assert first.apis[1].logout(first.sessions[1]["access_token"]).status_code == 204
+    third = Phase(cluster, group=232, count=4, attempts=4)
+    third.run()
+    after_third = cluster.on_leader("select now()")
+    capped = first.capped()
     assert len(capped) >= 2, "too few reporters reached the cap"
-    # A reporter at the cap stays there: the next report is refused, before and after the restores.
     reporter = next(i for i in capped if i != 1)  # the second one signed out after T
-    capped_api, capped_session = before.apis[reporter], before.sessions[reporter]
+    capped_api, capped_session = first.apis[reporter], first.sessions[reporter]
     assert capped_api.submit(report(), capped_session["access_token"]).status_code == 429
 
-    acknowledged = before.acknowledged() + middle.acknowledged() + after.acknowledged()
-    everyone = before.user_ids + middle.user_ids + after.user_ids
+    before_t = first.acknowledged() + second.acknowledged()
+    acknowledged = before_t + third.acknowledged()
+    everyone = first.user_ids + second.user_ids + third.user_ids
     assert len(stored(cluster, acknowledged)) == len(acknowledged)
-    # What monitoring asserts before it calls the archive current: the WAL of the last acknowledged
-    # report is in the repository (archive_timeout bounds the wait).
-    last_lsn = cluster.on_leader("select pg_current_wal_lsn()")
-    waited = time.monotonic()
-    wait_until(lambda: archived_through(cluster, last_lsn), timeout=60, interval=0.5,
-               message=f"the archive to reach {last_lsn}")
-    archive_wait = time.monotonic() - waited
+    commit_times_at_t = commit_times(cluster, first.user_ids + second.user_ids)
     commit_times_before = commit_times(cluster, everyone)
+    old_timeline = int(cluster.on_leader("select substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)"), 16)
     listed = cluster_command(cluster, "backups")[-1]
     assert [b["label"] for b in listed["backups"]][-2:] == [full["label"], incremental["label"]], listed
+    assert listed["timelines"][-1]["timeline"] == old_timeline, listed["timelines"]
 
+    # ---- 1. T, on the running cluster: exactly what was acknowledged before it
+    at_t = cluster_command(cluster, "restore", "--to", point_t, timeout=300)[0]
+    assert at_t["restored_backup"] == incremental["label"] and at_t["from_timeline"] == old_timeline, at_t
+    new_timeline = at_t["timeline"]
+    found_at_t = stored(cluster, acknowledged)
+    assert found_at_t == set(before_t), (
+        f"{len(set(before_t) - found_at_t)} reports from before T missing, "
+        f"{len(found_at_t - set(before_t))} from after T present")
+    assert reports_of(cluster, everyone) == len(before_t)
+    assert commit_times(cluster, first.user_ids + second.user_ids) == commit_times_at_t
+    assert token_families(cluster, first.user_ids) == families_at_t
+    assert capped_api.submit(report(), capped_session["access_token"]).status_code == 429
+    assert median_store_matches_a_rebuild(cluster) > 0
+    assert cluster.on_leader("show archive_timeout") == "5s", "the restored cluster kept the drill's setting"
+    serves_again(cluster, url)
+    # The token current at T is current again: its rotation after T never happened.
+    assert refresh_api.refresh(current_at_t).status_code == 200
+
+    # ---- 2. The latest point is ambiguous now: refused, naming both timelines; --plan says what a target uses
+    reason = refused(cluster)
+    assert f"timeline {old_timeline}" in reason and f"timeline {new_timeline}" in reason and "--timeline" in reason, reason
+    latest_plan = cluster_command(cluster, "restore", "--plan", "--timeline", "latest")[-1]
+    assert latest_plan["timeline"] == new_timeline and latest_plan["restored_backup"] == at_t["backup_after_restore"]
+    # A time after T but before the point-in-time restore was in use on the old timeline.
+    between = cluster_command(cluster, "restore", "--plan", "--to", after_third)[-1]
+    assert between["timeline"] == old_timeline and between["restored_backup"] == incremental["label"], between
+    # The restore branched from the old timeline before T's first later commit (and Patroni, starting
+    # on it as a standby, promoted it once more).
+    timelines = cluster_command(cluster, "backups")[-1]["timelines"]
+    branched = [t for t in timelines if t["parent"] == old_timeline and t["reason"].startswith("before ")]
+    assert len(branched) == 1 and branched[0]["timeline"] <= new_timeline == timelines[-1]["timeline"], timelines
+
+    # ---- 3. Both machines lost; back to the end of the old timeline from the repository alone
     destroy_both_nodes(cluster)
-
-    # ---- the latest point: every acknowledged report
-    latest = cluster_command(cluster, "restore", timeout=400)[0]
-    assert latest["target"] == "latest" and latest["restored_backup"] == incremental["label"], latest
+    back = cluster_command(cluster, "restore", "--timeline", str(old_timeline), timeout=300)[0]
+    assert back["from_timeline"] == old_timeline and back["restored_backup"] == incremental["label"], back
     found = stored(cluster, acknowledged)
     assert not set(acknowledged) - found, f"{len(set(acknowledged) - found)} acknowledged reports lost"
     reports_found = reports_of(cluster, everyone)
@@ -224,39 +281,25 @@ def test_restore_drill_loses_no_acknowledged_report_and_restores_exactly_to_a_po
     assert median_store_matches_a_rebuild(cluster) > 0
     serves_again(cluster, url)
 
-    # ---- T: exactly the reports acknowledged before it, the tokens as they were
-    at_t = cluster_command(cluster, "restore", "--to", point_t, timeout=400)[0]
-    assert at_t["restored_backup"] == full["label"], at_t
-    acknowledged_before = before.acknowledged()
-    found_at_t = stored(cluster, acknowledged)
-    assert found_at_t == set(acknowledged_before), (
-        f"{len(set(acknowledged_before) - found_at_t)} reports from before T missing, "
-        f"{len(found_at_t - set(acknowledged_before))} from after T present")
-    assert reports_of(cluster, everyone) == len(acknowledged_before)
-    assert commit_times(cluster, before.user_ids) == commit_times_at_t
-    assert token_families(cluster, before.user_ids) == families_at_t
-    assert capped_api.submit(report(), capped_session["access_token"]).status_code == 429
-    assert median_store_matches_a_rebuild(cluster) > 0
-    serves_again(cluster, url)
-    # The token current at T is current again: its rotation after T never happened.
-    assert refresh_api.refresh(current_at_t).status_code == 200
+    # ---- 4. A target the repository cannot reach: refused with the reason, the cluster keeps serving
+    future = cluster.on_leader("select now() + interval '1 hour'")
+    assert "holds no commit after" in refused(cluster, "--to", future)
 
     measurements = {
         "reports_acknowledged": len(acknowledged),
         "reports_found": reports_found,
         "reports_lost": len(set(acknowledged) - found),
-        "reports_acknowledged_before_t": len(acknowledged_before),
+        "reports_acknowledged_before_t": len(before_t),
         "reports_found_at_t": len(found_at_t),
         "full_backup_bytes": full["size_bytes"],
         "full_backup_stored_bytes": full["stored_bytes"],
         "incremental_backup_stored_bytes": incremental["stored_bytes"],
-        "archive_wait_seconds": round(archive_wait, 1),
-        "restore_seconds": latest["restore_seconds"],
-        "restore_complete_seconds": latest["complete_seconds"],
-        "wal_replayed_bytes": latest["wal_replayed_bytes"],
         "restore_to_t_seconds": at_t["restore_seconds"],
         "restore_to_t_complete_seconds": at_t["complete_seconds"],
         "wal_replayed_to_t_bytes": at_t["wal_replayed_bytes"],
+        "restore_old_timeline_seconds": back["restore_seconds"],
+        "restore_old_timeline_complete_seconds": back["complete_seconds"],
+        "wal_replayed_old_timeline_bytes": back["wal_replayed_bytes"],
     }
     print("restore drill:", json.dumps(measurements))
     if RESTORE_REPORT:

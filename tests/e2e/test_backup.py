@@ -134,5 +134,17 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     submit(6)
     assert api.submit(report(), token).status_code == 429
     # Each restore ended with a full backup of its new timeline.
-    labels = [b["label"] for b in backup_sh("backups", pg_dir)["backups"]]
+    listed = backup_sh("backups", pg_dir)
+    labels = [b["label"] for b in listed["backups"]]
     assert latest["backup_after_restore"] in labels and at_t["backup_after_restore"] in labels
+    timelines = {t["timeline"]: t for t in listed["timelines"]}
+    assert timelines[at_t["timeline"]]["reason"].startswith("before ") and at_t["from_timeline"] == 1
+
+    # The latest point is now ambiguous (what came after T is on timeline 1 and the one the first
+    # restore made): refused, naming the timelines, the database untouched; --plan names what is used.
+    refusal = subprocess.run([str(BACKUP_SH), "restore", str(pg_dir)], capture_output=True, text=True, timeout=120)
+    assert refusal.returncode != 0 and "nothing was stopped" in refusal.stderr, refusal.stderr
+    assert "--timeline" in refusal.stderr and "timeline 1:" in refusal.stderr, refusal.stderr
+    assert db.scalar("select count(*) from public.price_reports") == "10"
+    plan = backup_sh("restore", pg_dir, "--plan", "--timeline", "1")
+    assert plan["timeline"] == 1 and plan["restored_backup"] == incremental["label"], plan
