@@ -104,15 +104,31 @@ export PRICESVC_TEST_JWT_SECRET=$secret
 step "migrate"
 PRICESVC_JWT_SECRET=$secret "$bin" migrate --migration-database-url "$owner_url" || exit 1
 
+# swift test needs the CPU and the suites below mostly the database: they run side by side, swift test's
+# output kept in var/test/swift-test.log and its failures shown when it ends.
+export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
+swift_log=$state/swift-test.log
+(
+  started=$(now) result=ok
+  swift test --skip-build >"$swift_log" 2>&1 || result=FAILED
+  printf '%s\t%s\n' "$(since "$started")" "$result" >"$swift_log.result"
+) &
+swift_pid=$!
+
 run_suite "migrations/ layout (scripts/lint-migrations.py)" 5 scripts/lint-migrations.py
 run_suite "pgTAP policies" 45 pg_prove --timer --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
 run_suite "50 parallel inserts, one reporter" 10 tests/concurrency/parallel_inserts.sh
 run_suite "1 600 parallel inserts, one median store" 10 tests/concurrency/median_store.sh
 run_suite "median rule: random histories vs the raw reports (tests/differential)" 60 tests/differential/median_rule.py --pricesvc "$bin"
 
-export PRICESVC_TEST_PGHOST=$PGHOST PRICESVC_TEST_PGUSER=$PGUSER
 # Includes FuzzReplayTests: every committed fuzz seed and FailCase through its target's checks.
-run_suite "swift test (with every committed fuzz input replayed)" 40 swift test --skip-build
+step "swift test (with every committed fuzz input replayed), beside the suites above"
+wait "$swift_pid"
+IFS=$'\t' read -r swift_seconds swift_result <"$swift_log.result" || swift_result=FAILED
+grep -E '✘|error:|fatal|Fatal|crashed|invariant' "$swift_log" | head -n 60
+tail -n 3 "$swift_log"
+echo "-- swift test: $swift_result (whole output: $swift_log)"
+record "swift test (with every committed fuzz input replayed), beside the suites above" "${swift_seconds:-0}" 60 "$swift_result"
 [ $all = 1 ] && run_suite "fuzzing: every target × ${FUZZ_SECONDS:-60} s (AddressSanitizer)" 900 scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 
 step "python virtual environment (.venv)"
