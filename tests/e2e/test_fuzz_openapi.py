@@ -84,12 +84,12 @@ def fuzz_target(start_server, anon_key, tmp_path):
     return server, api, schema
 
 
-@pytest.mark.timeout(900)
 # make test: the fixed seed, FIXED_EXAMPLES examples an operation, the same verdict every run. make fuzz and
 # make test-all: a new seed each run, SEARCH_EXAMPLES an operation.
 FIXED_EXAMPLES, SEARCH_EXAMPLES = 20, 40
 
 
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("seed,examples", [(FIXED_SEED, FIXED_EXAMPLES),
                                            pytest.param(SECOND_SEED, SEARCH_EXAMPLES, marks=pytest.mark.nightly)])
 def test_the_served_document_passes_every_schemathesis_check(fuzz_target, anon_key, tmp_path, seed, examples):
