@@ -109,13 +109,36 @@ wait_for() {
 
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$1"; }
 
-free_ports() {  # N free loopback ports, one per line
+# N free loopback ports, one per line, below the kernel's ephemeral range. The cluster's ports are fixed
+# for its life and free while a node restarts (failover, restore); a port from the ephemeral range could
+# then be taken by any outgoing connection on the machine (make test's other suites make thousands), and
+# the node would not bind it again.
+free_ports() {
     "$PY" - "$1" <<'EOF'
-import socket, sys
-sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in sockets:
+import random, socket, sys
+wanted = int(sys.argv[1])
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+candidates = list(range(10000, low))
+random.shuffle(candidates)
+chosen = []
+for port in candidates:
+    if len(chosen) == wanted:
+        break
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        chosen.append(port)
+    except OSError:
+        pass
+    finally:
+        s.close()
+while len(chosen) < wanted:  # no room below the ephemeral range: the kernel's choice
+    s = socket.socket()
     s.bind(("127.0.0.1", 0))
-print("\n".join(str(s.getsockname()[1]) for s in sockets))
+    if s.getsockname()[1] not in chosen:
+        chosen.append(s.getsockname()[1])
+    s.close()
+print("\n".join(map(str, chosen)))
 EOF
 }
 
@@ -756,6 +779,21 @@ kill_databases() {
     kill_pids "${pids[@]}"
     mapfile -t pids < <(leftover_pids)
     kill_pids "${pids[@]}"
+    clear_socket_locks
+}
+
+# A killed postmaster's socket lock files (node*/.s.PGSQL.PORT.lock) name its PID. Until PID 1 reaps it,
+# that PID is a zombie, which PostgreSQL takes for a live postmaster ("lock file ... already exists"), so
+# a postmaster started at once on the same socket refuses to start. The postmaster is gone (running_pid),
+# so its lock files and sockets are stale: removed here.
+clear_socket_locks() {
+    local lock pid
+    for lock in "$NODES"/node[12]/.s.PGSQL.*.lock; do
+        [ -e "$lock" ] || continue
+        pid=$(head -n 1 "$lock" 2>/dev/null | tr -d ' ')
+        if [ -n "$pid" ] && running_pid "$pid"; then continue; fi
+        rm -f -- "$lock" "${lock%.lock}"
+    done
 }
 
 kill_pids() {

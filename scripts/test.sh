@@ -3,8 +3,8 @@
 # Builds, a throwaway PostgreSQL cluster, the migrations, then every suite against it: pgTAP policies
 # (pg_prove), the concurrency races, Swift tests (with the replay of every committed fuzz input), and the
 # end-to-end suite that drives a real pricesvc with curl-like requests, psql and the unmodified supabase
-# Python client. Last, the replicated topology of docs/deployment.md (scripts/cluster.sh) and its drills; it
-# starts in the background as soon as the binary exists, while the single-node suites run.
+# Python client. Beside that, the replicated topology of docs/deployment.md (scripts/cluster.sh) and its
+# drills; it starts in the background as soon as the binary exists, while the single-node suites run.
 #
 #   scripts/test.sh          make test
 #   scripts/test.sh --all    make test-all (nightly): also what make test leaves out because it searches at
@@ -139,15 +139,29 @@ record "python virtual environment (.venv), after the build" "$(since "$started"
 [ "$venv_ok" = ok ] || { print_timings; exit 1; }
 
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
+# The cluster suite runs beside the end-to-end suite: its own etcd, Patroni nodes, HAProxy and pricesvc
+# instances (scripts/cluster.sh, started above), on ports below the ephemeral range; both suites mostly
+# wait (on failovers, restores, servers). Its output is kept in var/test/cluster-suite.log and shown after.
+cluster_log=$state/cluster-suite.log
+(
+  started=$(now) result=ok
+  env PRICESVC_TEST_CLUSTER_DIR="$cluster_dir" PRICESVC_TEST_CLUSTER_STARTED=1 \
+    PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" PRICESVC_TEST_RESTORE_REPORT="$state/restore-drill.json" \
+    .venv/bin/pytest -q --durations=10 tests/cluster >"$cluster_log" 2>&1 || result=FAILED
+  printf '%s\t%s\n' "$(since "$started")" "$result" >"$cluster_log.result"
+) &
+cluster_pid=$!
 selection=(-m "not nightly")
 [ $all = 1 ] && selection=()
 run_suite "end-to-end (real pricesvc, curl, psql, supabase-py, Chromium)" 300 \
   .venv/bin/pytest -q --durations=15 "${selection[@]}" tests/e2e
-# Its own etcd, Patroni nodes, HAProxy and pricesvc instances (scripts/cluster.sh), started above.
-run_suite "cluster: Patroni failover drill, HAProxy limits, replica reads, backup and restore drill" 150 \
-  env PRICESVC_TEST_CLUSTER_DIR="$cluster_dir" PRICESVC_TEST_CLUSTER_STARTED=1 \
-  PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" PRICESVC_TEST_RESTORE_REPORT="$state/restore-drill.json" \
-  .venv/bin/pytest -q --durations=10 tests/cluster
+cluster_suite="cluster (beside end-to-end): Patroni failover drill, HAProxy limits, replica reads, restore drill"
+step "$cluster_suite"
+wait "$cluster_pid"
+IFS=$'\t' read -r cluster_seconds cluster_result <"$cluster_log.result" || cluster_result=FAILED
+cat "$cluster_log"
+echo "-- cluster: $cluster_result (whole output: $cluster_log)"
+record "$cluster_suite" "${cluster_seconds:-0}" 200 "$cluster_result"
 [ -f "$state/failover-drill.json" ] && { echo "failover drill:"; cat "$state/failover-drill.json"; }
 [ -f "$state/restore-drill.json" ] && { echo "restore drill:"; cat "$state/restore-drill.json"; }
 

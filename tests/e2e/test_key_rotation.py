@@ -194,11 +194,16 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
     # The shared server (started with the test secret) saw its key retired and restored: ready again, and
     # signing with the test secret again (it re-reads the keys on its own interval; until then it signs
     # with the key it last read, which PostgreSQL now refuses), before the next test uses it.
-    wait_until(lambda: metric(server, "pricesvc_signing_key_problem") == 0, KEY_WAIT + 10,
-               message="the shared server's secret back in the set")
-    shared = server.api(anon_key)
-    wait_until(lambda: signature_valid(shared.new_session()["access_token"], old_secret), KEY_WAIT + 90,
-               interval=1, message="the shared server signing with the test secret again")
+    try:
+        wait_until(lambda: metric(server, "pricesvc_signing_key_problem") == 0, KEY_WAIT + 10,
+                   message="the shared server's secret back in the set")
+        shared = server.api(anon_key)
+        wait_until(lambda: signature_valid(shared.new_session()["access_token"], old_secret), KEY_WAIT + 90,
+                   interval=1, message="the shared server signing with the test secret again")
+    except AssertionError as error:
+        keys = "\n".join(line for line in server.metrics().splitlines() if "signing_key" in line)
+        raise AssertionError(f"{error}\nthe shared server's key gauges:\n{keys}\n"
+                             f"its log (last lines):\n{server.stderr()[-3000:]}") from None
 
 
 def test_keys_steps_out_of_order_are_refused_with_the_reason(rotator, tmp_path):
