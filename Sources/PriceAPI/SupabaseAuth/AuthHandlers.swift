@@ -198,11 +198,17 @@ struct AuthHandler: Sendable {
     private func authPlan(_ queries: [Query], attested: Bool = false, checksInstanceKey: Bool = false,
                           _ success: @escaping @Sendable ([QueryResult]) -> HTTPResponse) -> DatabasePlan {
         let retryAfter = settings.unavailableRetryAfter
+        let keys = self.keys
         return DatabasePlan(queries) { outcome in
             switch outcome {
             case .success(let results): return success(results)
             case .failure(let error):
-                if checksInstanceKey, error.sqlState == "PT401" { return Self.retiredKey(retryAfter).response }
+                if checksInstanceKey, error.sqlState == "PT401" {
+                    // The ring changed since the last read (a rotation's retire): read it again now rather
+                    // than at the next interval, so the retry the answer asks for finds the current key.
+                    keys.requestRefresh()
+                    return Self.retiredKey(retryAfter).response
+                }
                 // An attested sign-up's replayed challenge or reused key, in its own codes.
                 if attested, error.sqlState == "PA010" { return AttestationRefusal.challengeUsed.apiError.response }
                 if attested, error.sqlState == "PA011" { return AttestationRefusal.keyUsed.apiError.response }
@@ -211,7 +217,8 @@ struct AuthHandler: Sendable {
         }
     }
 
-    /// This instance's signing key is not one PostgreSQL accepts now: it must not mint tokens.
+    /// The key this instance signs with is not one PostgreSQL accepts now (its own key retired, or a key
+    /// it read a moment before a rotation retired it): it must not mint tokens.
     static func retiredKey(_ retryAfter: Int) -> APIError {
         .auth(503, "service_unavailable", "This instance's signing key was retired; retry shortly", retryAfter: retryAfter)
     }
