@@ -1,5 +1,6 @@
 import AnonAuth
 import AppAttest
+import AttestationPKI
 import PostgRESTDialect
 import PriceCrypto
 import PriceJSON
