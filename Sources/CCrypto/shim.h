@@ -66,7 +66,7 @@ static inline void ccrypto_hmac_sha256(const ccrypto_hmac_sha256_key *state, con
 // what an attestation format's real chains break: Android's pinned root certificate may be expired (its key
 // is what is trusted), and its batch certificates may lack the CA flag and keyCertSign. Returns X509_V_OK (0)
 // or the X509_V_ERR_* code, -1 when the context cannot be set up; `*chain_length` is the length of the chain
-// OpenSSL built, anchor included.
+// OpenSSL built, anchor included, or 0 when it is not leaf, intermediates, anchor in the order given.
 #define CCRYPTO_TOLERATE_ANCHOR_VALIDITY 1
 #define CCRYPTO_TOLERATE_ISSUER_CA_FLAGS 2
 
@@ -107,6 +107,10 @@ static inline int ccrypto_x509_verify_at(X509 *leaf, X509 *const *intermediates,
         result = X509_V_OK;
         STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(context);
         *chain_length = chain == NULL ? 0 : sk_X509_num(chain);
+        // The chain OpenSSL built must be the one sent, in its order: 0 when it differs.
+        for (int i = 0; i < intermediate_count && *chain_length == intermediate_count + 2; i++) {
+            if (X509_cmp(sk_X509_value(chain, i + 1), intermediates[i]) != 0) *chain_length = 0;
+        }
     } else {
         result = X509_STORE_CTX_get_error(context);
         if (result == X509_V_OK) result = X509_V_ERR_UNSPECIFIED;
