@@ -68,7 +68,8 @@ extension Commands {
         return 0
     }
 
-    /// App Attest at sign-up as configured: nil when `signup-attestation` is off.
+    /// Attested sign-up as configured: nil when `signup-attestation` is off. Either platform, or both:
+    /// App Attest when app ids are set, Android Key Attestation when package names are.
     static func signUpAttestation(_ configuration: Configuration, secret: [UInt8]) throws(ConfigurationError) -> SignUpAttestation? {
         guard let mode = SignUpAttestationMode(rawValue: configuration.string("signup-attestation")) else {
             throw configuration.invalid("signup-attestation", "must be off, optional or required")
@@ -76,10 +77,14 @@ extension Commands {
         if mode == .off { return nil }
         let appIDs = configuration.string("app-attest-app-ids").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !appIDs.isEmpty else {
-            throw configuration.invalid("app-attest-app-ids", "must name at least one TEAMID.bundle.id when signup-attestation is \(mode.rawValue)")
+        let packages = configuration.string("android-package-names").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !appIDs.isEmpty || !packages.isEmpty else {
+            throw configuration.invalid("app-attest-app-ids", "or \(configuration.name("android-package-names")) must name at least one app "
+                                        + "(TEAMID.bundle.id, or an Android package) when signup-attestation is \(mode.rawValue)")
         }
-        return SignUpAttestation(mode: mode, verifier: try attestationVerifier(configuration, appIDs: appIDs),
+        return SignUpAttestation(mode: mode, verifier: appIDs.isEmpty ? nil : try attestationVerifier(configuration, appIDs: appIDs),
+                                 android: packages.isEmpty ? nil : try keyAttestationVerifier(configuration),
                                  challenges: AttestationChallenges(secret: secret,
                                                                    lifetimeSeconds: try configuration.int("signup-challenge-ttl", min: 1)))
     }
