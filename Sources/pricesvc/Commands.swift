@@ -263,6 +263,7 @@ enum Commands {
         let keyRefreshSeconds = try configuration.int("key-refresh-seconds", min: 1)
 
         let signUpAttestation = try Commands.signUpAttestation(configuration, secret: secrets.current)
+        if signUpAttestation != nil { noteAndroidStatusList(configuration) }
 
         let migrations = try MigrationsLocation.resolve(configuration)
         let (shipped, schemaVersion, superseded) = try MigrationRunner.shipped(in: migrations.path)

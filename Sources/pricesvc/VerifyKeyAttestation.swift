@@ -133,4 +133,19 @@ extension Commands {
                                           allowsUnverifiedBoot: try configuration.bool("android-allow-unverified-boot"))
         return KeyAttestationVerifier(roots: roots, statusList: statusList, policy: policy)
     }
+
+    /// At start-up, what the Android revocation check will know: the list is read once, so its age is the
+    /// age of what serve refuses (docs/attestation.md, "The revocation list").
+    static func noteAndroidStatusList(_ configuration: Configuration) {
+        guard !configuration.string("android-package-names").isEmpty else { return }
+        let file = configuration.string("android-attestation-status-file")
+        guard !file.isEmpty else {
+            note("Android Key Attestation without a status list: revoked attestation keys are accepted "
+                 + "(set PRICESVC_ANDROID_ATTESTATION_STATUS_FILE)")
+            return
+        }
+        let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate]) as? Date
+        let days = modified.map { Int(Date().timeIntervalSince($0) / 86_400) } ?? 0
+        note("Android Key Attestation status list \(file): \(days) days old" + (days > 7 ? ", refresh it (it is read at start)" : ""))
+    }
 }
