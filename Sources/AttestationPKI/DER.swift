@@ -79,14 +79,8 @@ public struct DERElement: Sendable, Equatable {
     /// An INTEGER or ENUMERATED in the shortest two's-complement form that fits 64 bits.
     public func int64() throws(DERError) -> Int64 {
         guard tag == .integer || tag == .enumerated else { throw DERError("\(tag) is not an INTEGER", at: offset) }
-        let bytes = contents
-        guard let first = bytes.first else { throw DERError("empty INTEGER", at: offset) }
-        if bytes.count > 1 {
-            let second = bytes[bytes.startIndex + 1]
-            guard !(first == 0x00 && second & 0x80 == 0), !(first == 0xff && second & 0x80 != 0) else {
-                throw DERError("INTEGER not in its shortest form", at: offset)
-            }
-        }
+        let bytes = try minimalTwosComplement()
+        let first = bytes[bytes.startIndex]
         guard bytes.count <= 8 else { throw DERError("INTEGER larger than 64 bits", at: offset) }
         var value: Int64 = first & 0x80 != 0 ? -1 : 0
         for byte in bytes { value = value << 8 | Int64(byte) }
@@ -97,16 +91,22 @@ public struct DERElement: Sendable, Equatable {
     /// nil for a negative one.
     public func unsignedMagnitude() throws(DERError) -> [UInt8]? {
         guard tag == .integer else { throw DERError("\(tag) is not an INTEGER", at: offset) }
-        let bytes = contents
-        guard let first = bytes.first else { throw DERError("empty INTEGER", at: offset) }
-        if bytes.count > 1 {
-            let second = bytes[bytes.startIndex + 1]
+        let bytes = try minimalTwosComplement()
+        if bytes[bytes.startIndex] & 0x80 != 0 { return nil }
+        return Array(bytes.drop(while: { $0 == 0 }))
+    }
+
+    /// The contents as a two's-complement number in its shortest form (X.690 §8.3.2): not empty, and no
+    /// leading 0x00 or 0xFF byte that only repeats the sign.
+    func minimalTwosComplement() throws(DERError) -> ArraySlice<UInt8> {
+        guard let first = contents.first else { throw DERError("empty INTEGER", at: offset) }
+        if contents.count > 1 {
+            let second = contents[contents.startIndex + 1]
             guard !(first == 0x00 && second & 0x80 == 0), !(first == 0xff && second & 0x80 != 0) else {
                 throw DERError("INTEGER not in its shortest form", at: offset)
             }
         }
-        if first & 0x80 != 0 { return nil }
-        return Array(bytes.drop(while: { $0 == 0 }))
+        return contents
     }
 
     /// A BOOLEAN: DER allows 0x00 and 0xFF only (BER's "any non-zero is TRUE" is refused).

@@ -9,21 +9,8 @@ extension Commands {
         guard !configuration.string("challenge").isEmpty, let challenge = decodeBase64(configuration.string("challenge")) else {
             throw ConfigurationError(description: "--challenge must be base64 (the attestation challenge), got '\(configuration.string("challenge"))'")
         }
-        let at: Int
-        if configuration.string("at").isEmpty {
-            at = Int(Date().timeIntervalSince1970)
-        } else if let seconds = parseTime(configuration.string("at")) {
-            at = seconds
-        } else {
-            throw ConfigurationError(description: "--at must be RFC 3339 (2024-02-04T00:00:00Z) or unix seconds, got '\(configuration.string("at"))'")
-        }
-        let repeats = configuration.string("repeat").isEmpty ? 1 : (Int(configuration.string("repeat")) ?? 0)
-        guard repeats >= 1, repeats <= 1_000_000 else { throw ConfigurationError(description: "--repeat must be from 1 to 1000000") }
-        guard configuration.positional.count == 1, let path = configuration.positional.first else {
-            throw ConfigurationError(description: "verify-key-attestation takes one FILE (the chain as PEM, leaf first; - for stdin)")
-        }
-        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-        guard let data else { throw ConfigurationError(description: "cannot read '\(path)'") }
+        let (at, repeats) = (try verificationTime(configuration), try repeatCount(configuration))
+        let data = try operand(configuration, command: "verify-key-attestation", what: "the chain as PEM, leaf first")
         // A file that is not PEM goes to the verifier as no certificate, to be refused as a malformed chain.
         let chain = Certificate.pem(String(decoding: data, as: UTF8.self))?.map(\.der) ?? []
         let verifier = try keyAttestationVerifier(configuration, packagesKey: "package", digestsKey: "signing-cert-digest",

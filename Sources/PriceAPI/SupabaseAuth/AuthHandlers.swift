@@ -87,8 +87,9 @@ struct AuthHandler: Sendable {
             }
             let queries = [keyCheck, Statements.spendSignUpChallenge.query((Bytea(spent.digest), spent.expiresAt)), signUp]
             return .database(authPlan(queries, attested: true, checksInstanceKey: true) { results in
-                // Both sign-up statements answer the same four columns.
-                guard case .success(let row?) = Statements.signUpAttested.firstRow(results.last) else {
+                let decoded = provider == "app_attest" ? Statements.signUpAttested.firstRow(results.last)
+                                                       : Statements.signUpAndroidAttested.firstRow(results.last)
+                guard case .success(let row?) = decoded else {
                     return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
                 }
                 let (userID, sessionID, created, updated) = row
