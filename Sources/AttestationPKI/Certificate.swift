@@ -10,7 +10,8 @@ public final class Certificate: @unchecked Sendable {
     let pointer: OpaquePointer
     /// The DER the certificate was parsed from.
     public let der: [UInt8]
-    /// tbsCertificate's serialNumber (unsigned, no leading zeros) and subjectPublicKeyInfo (its whole DER),
+    /// tbsCertificate's serialNumber (unsigned, no leading zeros; a negative one's two's complement) and
+    /// subjectPublicKeyInfo (its whole DER),
     /// read by the strict DER reader: OpenSSL accepts some BER, these fields are read from DER only.
     public let serialNumber: [UInt8]
     public let subjectPublicKeyInfo: [UInt8]
@@ -42,7 +43,10 @@ public final class Certificate: @unchecked Sendable {
         var certificate = try DERReader.single(der).reader()
         var tbs = try certificate.read(.sequence).reader()
         _ = try tbs.readIfPresent(.explicit(0))
-        guard let serial = try tbs.read(.integer).unsignedMagnitude() else { throw DERError("negative serial number", at: 0) }
+        // RFC 5280 wants a positive serial, but an app chooses its Keystore leaf's (setCertificateSerialNumber):
+        // a negative one is kept as its two's-complement bytes, which no status-list entry names.
+        let serialElement = try tbs.read(.integer)
+        let serial = try serialElement.unsignedMagnitude() ?? Array(serialElement.contents)
         _ = try tbs.read(.sequence) // signature
         _ = try tbs.read(.sequence) // issuer
         _ = try tbs.read(.sequence) // validity
