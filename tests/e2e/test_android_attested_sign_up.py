@@ -187,13 +187,23 @@ def test_the_address_limit_applies_to_android_sign_ups(start_server, roots_file,
 
 # ---------------------------------------------------------------- optional
 
-def test_optional_attested_when_sent_plain_when_not_refused_when_bad(optional_api, ca):
-    attested = sign_up(optional_api, token(ca, fetch_challenge(optional_api)))
-    assert attested.status_code == 200 and attested.json()["user"]["app_metadata"] == PROVIDER, attested.text
-    plain = sign_up(optional_api, None)
-    assert plain.status_code == 200 and plain.json()["user"]["app_metadata"]["provider"] == "anonymous", plain.text
+def test_optional_attested_when_sent_plain_when_not_refused_when_bad(optional_api, ca, anon_key):
+    client = create_client(optional_api.base, anon_key)
+    attested = client.auth.sign_in_anonymously({"options": {"captcha_token": token(ca, fetch_challenge(optional_api))}})
+    assert attested.user.app_metadata == PROVIDER
+    plain = create_client(optional_api.base, anon_key).auth.sign_in_anonymously()
+    assert plain.user.app_metadata["provider"] == "anonymous" and "attested" not in plain.user.app_metadata
     assert_auth_error(sign_up(optional_api, token(ca, fetch_challenge(optional_api), security_level=SOFTWARE)), 400,
                       "attestation_software_security_level")
+
+
+def test_off_ignores_android_attestations_and_offers_no_challenge(api, ca, optional_api, anon_key):
+    assert "SIGNUP_ATTESTATION" not in GENERAL_SETTINGS
+    assert_auth_error(api.get("/auth/v1/challenge", params={"type": "android_key_attestation"}), 422,
+                      "attestation_disabled")
+    client = create_client(api.base, anon_key)
+    response = client.auth.sign_in_anonymously({"options": {"captcha_token": token(ca, fetch_challenge(optional_api))}})
+    assert response.user.app_metadata["provider"] == "anonymous", response.user.app_metadata
 
 
 def test_unverified_boot_is_accepted_only_when_allowed(start_server, roots_file, ca, anon_key):
