@@ -239,3 +239,20 @@ def with_unsupported_public_key(certificate: x509.Certificate, issuer_key) -> x5
     signature = issuer_key.sign(tbs, ec.ECDSA(hashes.SHA256()))
     algorithm = sequence(oid("1.2.840.10045.4.3.2"))
     return x509.load_der_x509_certificate(sequence(tbs, algorithm, tlv(b"\x03", b"\x00" + signature)))
+
+
+def with_unsupported_signature(certificate: x509.Certificate) -> x509.Certificate:
+    """The certificate as if its issuer had signed it with ML-DSA-44 (its algorithm in the TBS and outside,
+    2420 random signature bytes): a signature OpenSSL 3.0 cannot check."""
+    data = der(certificate)
+    _, cert_start, _ = _read(data)
+    _, tbs_start, tbs_end = _read(data, cert_start)
+    fields = []
+    position = tbs_start
+    while position < tbs_end:
+        _, _, end = _read(data, position)
+        fields.append(data[position:end])
+        position = end
+    algorithm = sequence(oid(ML_DSA_44))
+    fields[2] = algorithm
+    return x509.load_der_x509_certificate(sequence(sequence(*fields), algorithm, tlv(b"\x03", b"\x00" + os.urandom(2420))))

@@ -13,7 +13,7 @@ import pytest
 
 from key_attestation import (FIXTURES, PACKAGE, SIGNING_DIGEST, SOFTWARE, STRONG_BOX, UNVERIFIED, AndroidCA, boolean,
                              enumerated, integer, key_description, octets, pem, reference_vectors,
-                             sequence, set_of, with_unsupported_public_key)
+                             sequence, set_of, with_unsupported_public_key, with_unsupported_signature)
 
 CHALLENGE = b"pricesvc test challenge"
 
@@ -279,6 +279,10 @@ def test_a_key_description_that_is_not_der_is_malformed(env, tmp_path, ca):
 def test_an_algorithm_openssl_cannot_verify_has_its_own_code(env, tmp_path, ca):
     leaf, *rest = ca.attest(CHALLENGE)
     code, verdict = own(env, tmp_path, ca, [with_unsupported_public_key(leaf, ca.batch_key), *rest])
+    assert code == 1 and verdict["code"] == "unsupported_algorithm", verdict
+    # An ML-DSA signature on the batch certificate, the leaf's issuer.
+    batch, intermediate, root = rest
+    code, verdict = own(env, tmp_path, ca, [leaf, with_unsupported_signature(batch), intermediate, root])
     assert code == 1 and verdict["code"] == "unsupported_algorithm", verdict
 
 
