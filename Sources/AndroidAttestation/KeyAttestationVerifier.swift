@@ -45,6 +45,8 @@ public struct AttestedAndroidKey: Sendable, Equatable {
     public var keyID: [UInt8]
     /// The pinned root the chain ends at (`AttestationRoot.name`).
     public var root: String
+    /// The first attested package the policy accepts (the first attested one when it accepts any).
+    public var packageName: String?
 }
 
 /// Verifies Android Key Attestation certificate chains at a time the caller gives, against pinned root
@@ -133,10 +135,9 @@ public struct KeyAttestationVerifier: Sendable {
             return .failure(KeyAttestationError(.challengeMismatch, "the attestation challenge is not the one issued"))
         }
         let application = description.attestationApplicationID
-        if !policy.packageNames.isEmpty {
-            guard let application, application.packages.contains(where: { policy.packageNames.contains($0.name) }) else {
-                return .failure(KeyAttestationError(.packageMismatch, "no attested package is an accepted package name"))
-            }
+        let packageName = application?.packages.first { policy.packageNames.isEmpty || policy.packageNames.contains($0.name) }?.name
+        if !policy.packageNames.isEmpty, packageName == nil {
+            return .failure(KeyAttestationError(.packageMismatch, "no attested package is an accepted package name"))
         }
         if !policy.signingCertificateDigests.isEmpty {
             guard let application, application.signatureDigests.contains(where: { policy.signingCertificateDigests.contains($0) }) else {
@@ -154,6 +155,6 @@ public struct KeyAttestationVerifier: Sendable {
         }
         let leaf = certificates[0]
         return .success(AttestedAndroidKey(keyDescription: description, publicKeyInfo: leaf.subjectPublicKeyInfo,
-                                           keyID: sha256(leaf.subjectPublicKeyInfo), root: root.name))
+                                           keyID: sha256(leaf.subjectPublicKeyInfo), root: root.name, packageName: packageName))
     }
 }

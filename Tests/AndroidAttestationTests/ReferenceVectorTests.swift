@@ -146,6 +146,7 @@ import Testing
                 continue
             }
             #expect(key.root == "google-rsa-4096")
+            #expect(key.packageName == (try packageName(vector)))
             #expect(key.publicKeyInfo == Certificate(der: vector.chain[0])?.subjectPublicKeyInfo)
             #expect(key.keyDescription.attestationSecurityLevel != .software)
         }

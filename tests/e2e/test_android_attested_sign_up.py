@@ -176,6 +176,14 @@ def test_one_key_makes_one_identity(required_api, ca, db):
     assert row == f"{PACKAGE} TRUSTED_ENVIRONMENT VERIFIED true", row
 
 
+def test_the_accepted_package_is_recorded_when_the_app_shares_its_uid(required_api, ca, db):
+    response = sign_up(required_api, token(ca, fetch_challenge(required_api),
+                                           packages=[("org.example.shared.first", 3), (PACKAGE, 7)]))
+    assert response.status_code == 200, response.text
+    recorded = db.scalar(f"select package_name from auth.android_attested_keys where user_id = '{response.json()['user']['id']}'")
+    assert recorded == PACKAGE
+
+
 def test_the_address_limit_applies_to_android_sign_ups(start_server, roots_file, ca, anon_key):
     api = start_server(**dict(android_settings("required", roots_file), SIGNUP_BURST=1, SIGNUPS_PER_HOUR=1)).api(anon_key)
     crowded = fake_client_ip()

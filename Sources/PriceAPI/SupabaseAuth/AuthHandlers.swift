@@ -78,7 +78,7 @@ struct AuthHandler: Sendable {
                 (spent, provider) = (verified.spent, "android_key_attestation")
                 signUp = Statements.signUpAndroidAttested.query((
                     Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst, Bytea(key.keyID),
-                    key.keyDescription.attestationApplicationID?.packages.first?.name ?? "",
+                    key.packageName ?? "",
                     key.keyDescription.attestationSecurityLevel.name,
                     rootOfTrust?.verifiedBootState.name ?? "UNVERIFIED", rootOfTrust?.deviceLocked == true ? "true" : "false"))
             case nil:
