@@ -89,13 +89,14 @@ public struct KeyAttestationVerifier: Sendable {
             return .failure(KeyAttestationError(.unsupportedAlgorithm, "certificate \(index) uses a key or signature algorithm this server cannot verify"))
         }
 
-        // The root's key, then every signature and validity period below it.
+        // The root's key, then every signature and validity period below it (the leaf's is the device's
+        // clock, the root's key is the anchor: neither validity is checked, as in Google's verifier).
         let anchor = certificates[certificates.count - 1]
         guard let root = roots.first(where: { $0.subjectPublicKeyInfo == anchor.subjectPublicKeyInfo }) else {
             return .failure(KeyAttestationError(.unknownRoot, "the chain does not end at a pinned attestation root key"))
         }
         if let reason = Certificate.verifyPath(Array(certificates.dropLast()), anchor: anchor, at: at,
-                                               tolerating: [.anchorValidity, .issuerCAFlags]) {
+                                               tolerating: [.anchorValidity, .issuerCAFlags, .leafValidity]) {
             return .failure(KeyAttestationError(.certificateChain, "certificate chain: \(reason)"))
         }
 

@@ -137,9 +137,13 @@ public struct PathTolerances: OptionSet, Sendable {
     /// The anchor's own validity period is not checked: its key is what is trusted (Google's 2016 RSA root
     /// certificate expired on 2026-05-24; devices still send it, and its key is pinned).
     public static let anchorValidity = PathTolerances(rawValue: 1)
-    /// An issuer need not be marked a CA or carry keyCertSign: Android batch certificates in the field
-    /// (the Sony reference chain) lack both. Only the signature and the names make a link.
+    /// An issuer need not be marked a CA, carry keyCertSign or allow the path's length: Android batch
+    /// certificates in the field (the Sony reference chain) lack the first two. Only the signature and the
+    /// names make a link (as in Google's own verifier).
     public static let issuerCAFlags = PathTolerances(rawValue: 2)
+    /// The leaf's validity period is not checked: an Android device writes it from its own clock (a clock
+    /// ahead of the server's would make a fresh key "not yet valid"), so it proves nothing about time.
+    public static let leafValidity = PathTolerances(rawValue: 4)
 }
 
 extension Certificate {

@@ -64,11 +64,13 @@ static inline void ccrypto_hmac_sha256(const ccrypto_hmac_sha256_key *state, con
 // does not import, so the chain check is one shim: leaf, then the untrusted intermediates, against one trust
 // anchor, at a given time (never the clock). `tolerate` (CCRYPTO_TOLERATE_*) lets a verify callback accept
 // what an attestation format's real chains break: Android's pinned root certificate may be expired (its key
-// is what is trusted), and its batch certificates may lack the CA flag and keyCertSign. Returns X509_V_OK (0)
+// is what is trusted), its batch certificates may lack the CA flag, keyCertSign and a path length that
+// fits, and its leaf's validity is set by the device's clock. Returns X509_V_OK (0)
 // or the X509_V_ERR_* code, -1 when the context cannot be set up; `*chain_length` is the length of the chain
 // OpenSSL built, anchor included, or 0 when it is not leaf, intermediates, anchor in the order given.
 #define CCRYPTO_TOLERATE_ANCHOR_VALIDITY 1
 #define CCRYPTO_TOLERATE_ISSUER_CA_FLAGS 2
+#define CCRYPTO_TOLERATE_LEAF_VALIDITY 4
 
 static inline int ccrypto_x509_tolerant_callback(int ok, X509_STORE_CTX *context) {
     if (ok) return ok;
@@ -81,7 +83,10 @@ static inline int ccrypto_x509_tolerant_callback(int ok, X509_STORE_CTX *context
     if ((flags & CCRYPTO_TOLERATE_ANCHOR_VALIDITY) && depth == top && top > 0
         && (error == X509_V_ERR_CERT_HAS_EXPIRED || error == X509_V_ERR_CERT_NOT_YET_VALID)) return 1;
     if ((flags & CCRYPTO_TOLERATE_ISSUER_CA_FLAGS) && depth > 0
-        && (error == X509_V_ERR_INVALID_CA || error == X509_V_ERR_KEYUSAGE_NO_CERTSIGN)) return 1;
+        && (error == X509_V_ERR_INVALID_CA || error == X509_V_ERR_KEYUSAGE_NO_CERTSIGN
+            || error == X509_V_ERR_PATH_LENGTH_EXCEEDED)) return 1;
+    if ((flags & CCRYPTO_TOLERATE_LEAF_VALIDITY) && depth == 0
+        && (error == X509_V_ERR_CERT_HAS_EXPIRED || error == X509_V_ERR_CERT_NOT_YET_VALID)) return 1;
     return 0;
 }
 

@@ -159,11 +159,13 @@ def pem(chain: list[x509.Certificate]) -> bytes:
 
 class AndroidCA:
     """A root, an intermediate and a batch attestation key, like a device's keybox, valid from a year ago
-    for ten years. `attest` makes the leaf a device would for a challenge."""
+    for ten years unless `start` and `end` say otherwise. `attest` makes the leaf a device would for a
+    challenge."""
 
-    def __init__(self, name: str = "pricesvc-test"):
-        self.start = now() - datetime.timedelta(days=365)
-        self.end = self.start + datetime.timedelta(days=3650)
+    def __init__(self, name: str = "pricesvc-test", start: datetime.datetime | None = None,
+                 end: datetime.datetime | None = None):
+        self.start = start or now() - datetime.timedelta(days=365)
+        self.end = end or self.start + datetime.timedelta(days=3650)
         self.root_key = ec.generate_private_key(ec.SECP384R1())
         self.root = _certificate(f"{name}-root", self.root_key, f"{name}-root", self.root_key, self.start, self.end, ca=True)
         self.intermediate_key = ec.generate_private_key(ec.SECP256R1())

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from key_attestation import (FIXTURES, PACKAGE, SIGNING_DIGEST, SOFTWARE, STRONG_BOX, UNVERIFIED, AndroidCA, boolean,
+from key_attestation import (FIXTURES, now, PACKAGE, SIGNING_DIGEST, SOFTWARE, STRONG_BOX, UNVERIFIED, AndroidCA, boolean,
                              enumerated, integer, key_description, octets, pem, reference_vectors,
                              sequence, set_of, with_unsupported_public_key, with_unsupported_signature)
 
@@ -286,10 +286,19 @@ def test_an_algorithm_openssl_cannot_verify_has_its_own_code(env, tmp_path, ca):
     assert code == 1 and verdict["code"] == "unsupported_algorithm", verdict
 
 
-def test_a_leaf_outside_its_validity_is_refused(env, tmp_path, ca):
-    chain = ca.attest(CHALLENGE, not_before=datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc),
-                      not_after=datetime.datetime(2021, 1, 1, tzinfo=datetime.timezone.utc))
-    code, verdict = own(env, tmp_path, ca, chain)
+def test_the_leafs_validity_is_the_devices_clock_and_is_not_checked(env, tmp_path, ca):
+    """As in Google's verifier: the device writes its leaf's validity from its own clock, so a leaf "not
+    yet valid" (a clock ahead of the server's) or expired proves nothing; every other certificate's
+    validity does count."""
+    for not_before, not_after in ((now() + datetime.timedelta(hours=1), now() + datetime.timedelta(days=3650)),
+                                  (datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc),
+                                   datetime.datetime(2021, 1, 1, tzinfo=datetime.timezone.utc))):
+        code, verdict = own(env, tmp_path, ca, ca.attest(CHALLENGE, not_before=not_before, not_after=not_after))
+        assert code == 0, (not_before, verdict)
+    expired = AndroidCA("expired", start=datetime.datetime(2015, 1, 1, tzinfo=datetime.timezone.utc),
+                        end=datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc))
+    code, verdict = verify(env, tmp_path, pem(expired.attest(CHALLENGE)), challenge=CHALLENGE, roots=expired.root_pem())
     assert verdict["code"] == "certificate_chain", verdict
-    code, verdict = own(env, tmp_path, ca, chain, extra=["--at", "2020-06-01T00:00:00Z"])
-    assert verdict["code"] == "certificate_chain", verdict  # the test CA starts a year ago
+    code, verdict = verify(env, tmp_path, pem(expired.attest(CHALLENGE)), challenge=CHALLENGE, roots=expired.root_pem(),
+                           at="2019-06-01T00:00:00Z")
+    assert code == 0, verdict
