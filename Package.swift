@@ -11,7 +11,9 @@ let package = Package(
         .library(name: "PriceJSON", targets: ["PriceJSON"]),
         .library(name: "PriceDB", targets: ["PriceDB"]),
         .library(name: "AnonAuth", targets: ["AnonAuth"]),
+        .library(name: "AttestationPKI", targets: ["AttestationPKI"]),
         .library(name: "AppAttest", targets: ["AppAttest"]),
+        .library(name: "AndroidAttestation", targets: ["AndroidAttestation"]),
         .library(name: "PriceHTTP", targets: ["PriceHTTP"]),
         .library(name: "PriceAPI", targets: ["PriceAPI"]),
         .library(name: "PublishedRates", targets: ["PublishedRates"]),
@@ -35,21 +37,26 @@ let package = Package(
         // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
         .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
-        // App Attest: a strict CBOR decoder, authData, and the verifier's steps (X.509 through libcrypto).
-        .target(name: "AppAttest", dependencies: ["CCrypto", "PriceCrypto"]),
+        // What App Attest and Android Key Attestation share: a strict DER reader, X.509 certificates and the
+        // chain check at a given time (OpenSSL through CCrypto), base64.
+        .target(name: "AttestationPKI", dependencies: ["CCrypto"]),
+        // App Attest: a strict CBOR decoder, authData, and the verifier's steps.
+        .target(name: "AppAttest", dependencies: ["AttestationPKI", "PriceCrypto"]),
+        // Android Key Attestation: the KeyDescription extension, Google's pinned roots, the status list, the policy.
+        .target(name: "AndroidAttestation", dependencies: ["AttestationPKI", "PriceCrypto", "PriceJSON"]),
         // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
         .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
         // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
         .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON", "PriceRows"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AppAttest", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         // What every fuzz target checks, one function per target (FuzzTarget): Fuzz/'s libFuzzer executables
         // are shims over it, and FuzzReplayTests replays every committed input through it.
-        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceHTTP", "PriceAPI", "AnonAuth", "AppAttest", "PublishedRates"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AppAttest", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
+        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
                           plugins: ["BuildCommit"]),
         // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
         .plugin(name: "BuildCommit", capability: .buildTool()),
@@ -58,7 +65,9 @@ let package = Package(
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceRows"]),
         .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
-        .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "PriceCrypto"]),
+        .testTarget(name: "AttestationPKITests", dependencies: ["AttestationPKI"]),
+        .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "AttestationPKI", "PriceCrypto"]),
+        .testTarget(name: "AndroidAttestationTests", dependencies: ["AndroidAttestation", "AttestationPKI", "PriceCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.

@@ -8,7 +8,7 @@ import PackageDescription
 // service's .build. The service is named "pricesvc" here whatever its directory is called (a path
 // dependency is otherwise known by its directory's name).
 let targets = ["FuzzJSON", "FuzzReadOptions", "FuzzToken", "FuzzTime", "FuzzCurbFeed", "FuzzRequestHead",
-               "FuzzRequestFraming", "FuzzAttestation"]
+               "FuzzRequestFraming", "FuzzAttestation", "FuzzKeyAttestation"]
 
 let package = Package(
     name: "PriceFuzz",

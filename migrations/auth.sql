@@ -454,6 +454,20 @@ begin
 end
 $$;
 
+-- Which attested sign-up made the identity: 'app_attest' (auth.attested_keys), 'android_key_attestation'
+-- (auth.android_attested_keys), or null for an unattested one. The one definition of "attested" that
+-- sessions, /user and the report trigger (reports.sql) read.
+create or replace function auth.attestation_of(user_id uuid)
+    returns text
+    language sql stable security definer set search_path = ''
+    begin atomic
+        select case
+            when exists (select from auth.attested_keys k where k.user_id = attestation_of.user_id) then 'app_attest'
+            when exists (select from auth.android_attested_keys k where k.user_id = attestation_of.user_id)
+                then 'android_key_attestation'
+        end;
+    end;
+
 -- Exchanges a refresh token (by hash) for its child. The service derives a token's child from the token
 -- itself (an HMAC under its secret), so the database never needs a plaintext token and presenting the
 -- same token twice cannot fork a session:
@@ -467,7 +481,8 @@ $$;
 create or replace function auth.refresh_session(token_hash bytea, child_hash bytea, ip_key bytea,
                                                 per_window integer, window_seconds integer, reuse_seconds integer)
     returns table(status text, user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz,
-                  user_metadata jsonb, generations integer, live_token_hash bytea, attested boolean)
+                  user_metadata jsonb, generations integer, live_token_hash bytea, attested boolean,
+                  attestation text)
     language plpgsql volatile security definer set search_path = ''
 as $$
 declare
@@ -543,7 +558,8 @@ begin
     updated_at := owner.updated_at;
     user_metadata := owner.user_metadata;
     generations := depth;
-    attested := exists (select from auth.attested_keys k where k.user_id = owner.id);
+    attestation := auth.attestation_of(owner.id);
+    attested := attestation is not null;
     return next;
 end
 $$;
@@ -628,14 +644,15 @@ end
 $$;
 revoke all on function private.user_of_live_session(uuid, uuid) from public;
 
--- attested: the identity was made by an App Attest sign-up (auth.attested_keys).
+-- attested: the identity was made by an attested sign-up; attestation: which (auth.attestation_of).
 create or replace function auth.get_user(user_id uuid, session_id uuid)
-    returns table(user_id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb, attested boolean)
+    returns table(user_id uuid, created_at timestamptz, updated_at timestamptz, user_metadata jsonb, attested boolean,
+                  attestation text)
     language sql stable security definer set search_path = ''
     begin atomic
-        select u.id, u.created_at, u.updated_at, u.user_metadata,
-               exists (select from auth.attested_keys k where k.user_id = u.id)
-        from private.user_of_live_session(get_user.user_id, get_user.session_id) u;
+        select u.id, u.created_at, u.updated_at, u.user_metadata, a.provider is not null, a.provider
+        from private.user_of_live_session(get_user.user_id, get_user.session_id) u
+        cross join lateral (select auth.attestation_of(u.id) as provider) a;
     end;
 
 -- Housekeeping: sessions revoked or idle (not refreshed) for longer than older_than, refresh tokens
@@ -765,8 +782,46 @@ begin
 end
 $$;
 
+-- The same for an Android Keystore key (issue 35; the table is in 0022_android_key_attestation.sql): the
+-- identity, then the key, in the sign-up's transaction; PA011 when the key already made an identity.
+create or replace function auth.sign_up_android_attested(ip_key bytea, user_metadata jsonb, refresh_token_hash bytea,
+                                                         per_hour integer, burst integer, key_id_hash bytea,
+                                                         package_name text, security_level text,
+                                                         verified_boot_state text, device_locked boolean)
+    returns table(user_id uuid, session_id uuid, created_at timestamptz, updated_at timestamptz)
+    language plpgsql volatile security definer set search_path = ''
+as $$
+begin
+    if sign_up_android_attested.key_id_hash is null or sign_up_android_attested.package_name is null
+       or sign_up_android_attested.security_level is null or sign_up_android_attested.verified_boot_state is null
+       or sign_up_android_attested.device_locked is null then
+        raise exception using errcode = '22004',
+            message = 'key_id_hash, package_name, security_level, verified_boot_state and device_locked are required';
+    end if;
+    select s.user_id, s.session_id, s.created_at, s.updated_at
+    into sign_up_android_attested.user_id, sign_up_android_attested.session_id, sign_up_android_attested.created_at,
+         sign_up_android_attested.updated_at
+    from auth.sign_up_anonymous(sign_up_android_attested.ip_key, sign_up_android_attested.user_metadata,
+                                sign_up_android_attested.refresh_token_hash, sign_up_android_attested.per_hour,
+                                sign_up_android_attested.burst) s;
+
+    insert into auth.android_attested_keys (key_id_hash, user_id, package_name, security_level, verified_boot_state,
+                                            device_locked)
+    values (sign_up_android_attested.key_id_hash, sign_up_android_attested.user_id, sign_up_android_attested.package_name,
+            sign_up_android_attested.security_level, sign_up_android_attested.verified_boot_state,
+            sign_up_android_attested.device_locked)
+    on conflict on constraint android_attested_keys_pkey do nothing;
+    if not found then
+        raise exception using errcode = 'PA011', message = 'attestation key already made an identity';
+    end if;
+    return next;
+end
+$$;
+
 revoke all on function auth.sign_up_anonymous(bytea, jsonb, bytea, integer, integer) from public;
 revoke all on function auth.sign_up_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, bytea, bytea) from public;
+revoke all on function auth.sign_up_android_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, text, boolean) from public;
+revoke all on function auth.attestation_of(uuid) from public;
 revoke all on function auth.refresh_session(bytea, bytea, bytea, integer, integer, integer) from public;
 revoke all on function auth.sign_out(uuid, text) from public;
 revoke all on function auth.get_user(uuid, uuid) from public;

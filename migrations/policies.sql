@@ -328,6 +328,9 @@ grant execute on function auth.spend_signup_challenge(bytea, timestamptz) to aut
 -- Attested sign-up (App Attest): the service's login, after it verified the attestation.
 grant execute on function auth.sign_up_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, bytea, bytea)
     to authenticator;
+-- Attested sign-up (Android Key Attestation): the same.
+grant execute on function auth.sign_up_android_attested(bytea, jsonb, bytea, integer, integer, bytea, text, text, text, boolean)
+    to authenticator;
 -- auth.prune(): owner only, since `pricesvc prune` runs with the owner's credentials.
 -- auth.forget_user() and private.prune_reports() (maintenance.sql): owner only, for `pricesvc forget-user`
 -- and `pricesvc prune`; they delete around forced row security, so no client role may reach them.

@@ -90,7 +90,7 @@ begin
     -- threshold mode (settings.sql) an unattested reporter's report never matures, so it is stored and
     -- capped like any other and never counted. The rule is private.report_matures_at()
     -- (counted_reports.sql); private.median_rule_reconcile() re-derives it when a setting changes.
-    new.reporter_attested := exists (select from auth.attested_keys k where k.user_id = new.reporter_id);
+    new.reporter_attested := auth.attestation_of(new.reporter_id) is not null;
     new.reporter_matures_at := private.report_matures_at(
         (select u.created_at from auth.users u where u.id = new.reporter_id), new.reporter_attested,
         pg_catalog.clock_timestamp());

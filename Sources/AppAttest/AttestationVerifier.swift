@@ -1,3 +1,4 @@
+import AttestationPKI
 import PriceCrypto
 
 /// What a verified attestation establishes: a Secure Enclave key of a genuine device, made by `appID`.
@@ -79,7 +80,7 @@ public struct AttestationVerifier: Sendable {
         }
 
         // 2. The chain, to the pinned root, at `at`.
-        if let reason = Certificate.verifyChain(leaf: leaf, intermediates: [intermediate], root: root, at: at) {
+        if let reason = Certificate.verifyPath([leaf, intermediate], anchor: root, at: at) {
             return .failure(AttestationError(.certificateChain, "certificate chain: \(reason)"))
         }
 

@@ -1,3 +1,5 @@
+import AttestationPKI
+
 /// App Attest's authenticator data (WebAuthn's layout): rpIdHash (32) | flags (1) | counter (4, big-endian)
 /// | aaguid (16) | credentialId length (2, big-endian) | credentialId | COSE public key | extensions.
 public struct AuthenticatorData: Sendable, Equatable {
@@ -68,25 +70,13 @@ public enum AttestationEnvironment: String, Sendable, Equatable {
 /// The value of the leaf's `1.2.840.113635.100.8.2` extension: DER `SEQUENCE { [1] EXPLICIT OCTET STRING }`;
 /// returns the octet string (the nonce), or nil for anything else (including trailing bytes at any level).
 public func appAttestNonce(extensionValue der: [UInt8]) -> [UInt8]? {
-    /// One DER TLV with tag `tag` spanning `bytes[range]` exactly; returns its contents' range.
-    func contents(_ tag: UInt8, in range: Range<Int>) -> Range<Int>? {
-        var position = range.lowerBound
-        guard range.count >= 2, der[position] == tag else { return nil }
-        position += 1
-        var length = Int(der[position])
-        position += 1
-        if length & 0x80 != 0 {
-            let count = length & 0x7f
-            guard count >= 1, count <= 2, range.upperBound - position >= count else { return nil }
-            length = 0
-            for _ in 0..<count { length = length << 8 | Int(der[position]); position += 1 }
-            guard length >= 0x80, count == 1 || length >= 0x100 else { return nil } // DER: shortest form
-        }
-        guard position + length == range.upperBound else { return nil }
-        return position..<range.upperBound
+    func nonce() throws(DERError) -> [UInt8] {
+        let sequence = try DERReader.single(der)
+        guard sequence.tag == .sequence else { throw DERError("not a SEQUENCE", at: 0) }
+        var fields = try sequence.reader()
+        let tagged = try fields.read(.explicit(1))
+        try fields.finish()
+        return try tagged.explicitInner().octets()
     }
-    guard let sequence = contents(0x30, in: 0..<der.count),
-          let explicit = contents(0xa1, in: sequence),
-          let octets = contents(0x04, in: explicit) else { return nil }
-    return Array(der[octets])
+    return try? nonce()
 }

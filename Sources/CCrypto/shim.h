@@ -1,4 +1,4 @@
-// OpenSSL 3 libcrypto for AnonAuth: HMAC-SHA256, SHA-256, CSPRNG, constant-time compare.
+// OpenSSL 3 libcrypto for AnonAuth and the attestation verifiers: HMAC-SHA256, SHA-256, CSPRNG, constant-time compare.
 // Only one-shot functions and the inline helpers below are used, so no macro (OPENSSL_free & co.)
 // needs a shim.
 #ifndef CCRYPTO_SHIM_H
@@ -60,13 +60,40 @@ static inline void ccrypto_hmac_sha256(const ccrypto_hmac_sha256_key *state, con
 }
 #pragma GCC diagnostic pop
 
-// App Attest (AppAttest module). STACK_OF(X509) and its sk_X509_* functions are macros, which Swift does
-// not import, so the chain check is one shim: leaf, then the untrusted intermediates, against one trust
-// anchor, at a given time (never the clock). Returns X509_V_OK (0) or the X509_V_ERR_* code; -1 when the
-// context cannot be set up.
+// Attestation chains (AttestationPKI). STACK_OF(X509) and its sk_X509_* functions are macros, which Swift
+// does not import, so the chain check is one shim: leaf, then the untrusted intermediates, against one trust
+// anchor, at a given time (never the clock). `tolerate` (CCRYPTO_TOLERATE_*) lets a verify callback accept
+// what an attestation format's real chains break: Android's pinned root certificate may be expired (its key
+// is what is trusted), its batch certificates may lack the CA flag, keyCertSign and a path length that
+// fits, and its leaf's validity is set by the device's clock. Returns X509_V_OK (0)
+// or the X509_V_ERR_* code, -1 when the context cannot be set up; `*chain_length` is the length of the chain
+// OpenSSL built, anchor included, or 0 when it is not leaf, intermediates, anchor in the order given.
+#define CCRYPTO_TOLERATE_ANCHOR_VALIDITY 1
+#define CCRYPTO_TOLERATE_ISSUER_CA_FLAGS 2
+#define CCRYPTO_TOLERATE_LEAF_VALIDITY 4
+
+static inline int ccrypto_x509_tolerant_callback(int ok, X509_STORE_CTX *context) {
+    if (ok) return ok;
+    const int *tolerate = (const int *)X509_STORE_CTX_get_app_data(context);
+    int flags = tolerate == NULL ? 0 : *tolerate;
+    int error = X509_STORE_CTX_get_error(context);
+    int depth = X509_STORE_CTX_get_error_depth(context);
+    STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(context);
+    int top = chain == NULL ? -1 : sk_X509_num(chain) - 1;
+    if ((flags & CCRYPTO_TOLERATE_ANCHOR_VALIDITY) && depth == top && top > 0
+        && (error == X509_V_ERR_CERT_HAS_EXPIRED || error == X509_V_ERR_CERT_NOT_YET_VALID)) return 1;
+    if ((flags & CCRYPTO_TOLERATE_ISSUER_CA_FLAGS) && depth > 0
+        && (error == X509_V_ERR_INVALID_CA || error == X509_V_ERR_KEYUSAGE_NO_CERTSIGN
+            || error == X509_V_ERR_PATH_LENGTH_EXCEEDED)) return 1;
+    if ((flags & CCRYPTO_TOLERATE_LEAF_VALIDITY) && depth == 0
+        && (error == X509_V_ERR_CERT_HAS_EXPIRED || error == X509_V_ERR_CERT_NOT_YET_VALID)) return 1;
+    return 0;
+}
+
 static inline int ccrypto_x509_verify_at(X509 *leaf, X509 *const *intermediates, int intermediate_count,
-                                         X509 *root, long long at) {
+                                         X509 *root, long long at, int tolerate, int *chain_length) {
     int result = -1;
+    *chain_length = 0;
     X509_STORE *store = X509_STORE_new();
     STACK_OF(X509) *untrusted = sk_X509_new_null();
     X509_STORE_CTX *context = X509_STORE_CTX_new();
@@ -77,8 +104,18 @@ static inline int ccrypto_x509_verify_at(X509 *leaf, X509 *const *intermediates,
     }
     if (X509_STORE_CTX_init(context, store, leaf, untrusted) != 1) goto done;
     X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(context), (time_t)at);
+    if (tolerate != 0) {
+        X509_STORE_CTX_set_app_data(context, &tolerate);
+        X509_STORE_CTX_set_verify_cb(context, ccrypto_x509_tolerant_callback);
+    }
     if (X509_verify_cert(context) == 1) {
         result = X509_V_OK;
+        STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(context);
+        *chain_length = chain == NULL ? 0 : sk_X509_num(chain);
+        // The chain OpenSSL built must be the one sent, in its order: 0 when it differs.
+        for (int i = 0; i < intermediate_count && *chain_length == intermediate_count + 2; i++) {
+            if (X509_cmp(sk_X509_value(chain, i + 1), intermediates[i]) != 0) *chain_length = 0;
+        }
     } else {
         result = X509_STORE_CTX_get_error(context);
         if (result == X509_V_OK) result = X509_V_ERR_UNSPECIFIED;

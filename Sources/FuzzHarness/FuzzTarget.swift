@@ -11,6 +11,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case requestHead = "FuzzRequestHead"
     case requestFraming = "FuzzRequestFraming"
     case attestation = "FuzzAttestation"
+    case keyAttestation = "FuzzKeyAttestation"
 
     /// One input. A broken invariant aborts (`fuzzRequire`), which libFuzzer saves as a crash.
     public func run(_ input: UnsafeRawBufferPointer) {
@@ -23,6 +24,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .requestHead: fuzzRequestHead(input)
         case .requestFraming: fuzzRequestFraming(input)
         case .attestation: fuzzAttestation(input)
+        case .keyAttestation: fuzzKeyAttestation(input)
         }
     }
 }

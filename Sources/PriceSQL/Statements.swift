@@ -258,6 +258,23 @@ public enum Statements {
         columns: (Column<String>("user_id", .text), Column<String>("session_id", .text),
                   Column<String>("created_at", .text), Column<String>("updated_at", .text)))
 
+    /// An Android Key Attestation sign-up: the identity and its verified key in one call (PA011 when the
+    /// key already made an identity; the per-address limit as `signUp`). Sent after `spendSignUpChallenge`
+    /// in the same pipeline; the same four columns as `signUpAttested`.
+    public static let signUpAndroidAttested = Statement(name: "pricesvc_sign_up_android_attested", sql: """
+        select s.user_id::text, s.session_id::text, pg_catalog.to_json(s.created_at)::text,
+               pg_catalog.to_json(s.updated_at)::text
+        from auth.sign_up_android_attested($1::bytea, $2::jsonb, $3::bytea, $4::integer, $5::integer,
+                                           $6::bytea, $7::text, $8::text, $9::text, $10::boolean) s
+        """,
+        parameters: (Param<Bytea>("ip_key", .bytea), Param<String>("user_metadata", .jsonb),
+                     Param<Bytea>("refresh_token_hash", .bytea), Param<Int>("signups_per_hour", .integer),
+                     Param<Int>("signup_burst", .integer), Param<Bytea>("key_id_hash", .bytea),
+                     Param<String>("package_name", .text), Param<String>("security_level", .text),
+                     Param<String>("verified_boot_state", .text), Param<String>("device_locked", .boolean)),
+        columns: (Column<String>("user_id", .text), Column<String>("session_id", .text),
+                  Column<String>("created_at", .text), Column<String>("updated_at", .text)))
+
     /// Sent before `signUp` in the same pipeline (one transaction) when sign-up challenges are on:
     /// PA010 when the solution was already used, and then no user is created.
     public static let spendSignUpChallenge = Statement(name: "pricesvc_spend_signup_challenge", sql: """
@@ -271,7 +288,7 @@ public enum Statements {
     public static let refresh = Statement(name: "pricesvc_refresh", sql: """
         select r.status, r.user_id::text, r.session_id::text, pg_catalog.to_json(r.created_at)::text,
                pg_catalog.to_json(r.updated_at)::text, r.user_metadata::text, r.generations::text,
-               pg_catalog.encode(r.live_token_hash, 'hex'), r.attested
+               pg_catalog.encode(r.live_token_hash, 'hex'), r.attested, r.attestation
         from auth.refresh_session($1::bytea, $2::bytea, $3::bytea, $4::integer, $5::integer, $6::integer) r
         """,
         parameters: (Param<Bytea>("presented_hash", .bytea), Param<Bytea>("child_hash", .bytea),
@@ -280,7 +297,8 @@ public enum Statements {
         columns: (Column<String?>("status", .text), Column<String?>("user_id", .text), Column<String?>("session_id", .text),
                   Column<String?>("created_at", .text), Column<String?>("updated_at", .text),
                   Column<String?>("user_metadata", .text), Column<Int?>("generations", .text),
-                  Column<String?>("live_token_hash", .text), Column<Bool?>("attested", .boolean)))
+                  Column<String?>("live_token_hash", .text), Column<Bool?>("attested", .boolean),
+                  Column<String?>("attestation", .text)))
 
     /// Sent first on every auth route, in the same transaction: the token PostgreSQL verifies now, with
     /// the ring as it is now. For sign-up and refresh it is the instance's own anon key (so an instance
@@ -301,13 +319,13 @@ public enum Statements {
 
     public static let user = Statement(name: "pricesvc_user", sql: """
         select u.user_id::text, pg_catalog.to_json(u.created_at)::text, pg_catalog.to_json(u.updated_at)::text,
-               u.user_metadata::text, u.attested
+               u.user_metadata::text, u.attested, u.attestation
         from auth.get_user($1::uuid, $2::uuid) u
         """,
         parameters: (Param<String>("user_id", .uuid), Param<String>("session_id", .uuid)),
         columns: (Column<String?>("user_id", .text), Column<String?>("created_at", .text),
                   Column<String?>("updated_at", .text), Column<String?>("user_metadata", .text),
-                  Column<Bool?>("attested", .boolean)))
+                  Column<Bool?>("attested", .boolean), Column<String?>("attestation", .text)))
 
     public static let appliedMigrations = Statement(name: "pricesvc_applied_migrations", sql: """
         select name, checksum from pricesvc_meta.applied_migrations()
@@ -343,6 +361,8 @@ public enum Statements {
         signingKeyRing.description, publishableKeyHashes.description,
         // Last too: on a database without migration 0015.
         signUpAttested.description,
+        // Migration 0022's.
+        signUpAndroidAttested.description,
     ] + allQuotes.map(\.description)
 
     /// What every pooled connection prepares.

@@ -31,6 +31,11 @@ enum Commands {
         var rest = Array(arguments.dropFirst())
         let json = command == "statements" && rest.contains("--json")
         if command == "statements" { rest.removeAll { $0 == "--json" } }
+        // `verify-key-attestation --any-boot-state` stands for --android-allow-unverified-boot true.
+        if command == "verify-key-attestation", rest.contains("--any-boot-state") {
+            rest.removeAll { $0 == "--any-boot-state" }
+            rest += ["--android-allow-unverified-boot", "true"]
+        }
         let migrateMode: MigrateMode = command != "migrate" ? .apply
             : rest.contains("--status") ? .status : rest.contains("--dry-run") ? .dryRun : .apply
         if command == "migrate" {
@@ -43,7 +48,7 @@ enum Commands {
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
-                                                  takesOperands: ["import-rates", "verify-attestation", "keys", "forget-user"].contains(command))
+                                                  takesOperands: ["import-rates", "verify-attestation", "verify-key-attestation", "keys", "forget-user"].contains(command))
             switch command {
             case "serve": return try serve(configuration)
             case "migrate": return try migrate(configuration, mode: migrateMode)
@@ -53,6 +58,7 @@ enum Commands {
             case "import-rates": return try importRates(configuration)
             case "statements": return try statements(configuration, json: json)
             case "verify-attestation": return try verifyAttestation(configuration)
+            case "verify-key-attestation": return try verifyKeyAttestation(configuration)
             // The document a server with the same settings serves: the challenge route only when on.
             case "openapi":
                 print(OpenAPIDocument.json(signUpChallenge: try configuration.bool("signup-challenge")))
@@ -123,6 +129,15 @@ enum Commands {
                         + "at TIME (RFC 3339 or unix seconds; default now), and print the verdict as JSON: environment, key id, "
                         + "public key, or the failed step; exits 1 when it fails (--repeat: verify N times and print the mean time)",
                     settings: ["app-attest-root-ca-file", "app-attest-development"]),
+        Description(name: "verify-key-attestation",
+                    usage: "pricesvc verify-key-attestation --challenge B64 [--package NAME[,NAME]] [--signing-cert-digest B64[,B64]] "
+                        + "[--any-boot-state] [--status-file FILE] [--at TIME] [--repeat N] FILE",
+                    summary: "verify an Android Key Attestation certificate chain (FILE: concatenated PEM, leaf first; - for stdin) "
+                        + "as sign-up would, at TIME (RFC 3339 or unix seconds; default now), and print the verdict as JSON: "
+                        + "security levels, boot state, packages, root, or the refusal's code; exits 1 when refused "
+                        + "(--any-boot-state: --android-allow-unverified-boot true; --repeat: verify N times and print the mean time)",
+                    settings: ["android-package-names", "android-signing-cert-digests", "android-allow-unverified-boot",
+                               "android-attestation-status-file", "android-attestation-roots-file"]),
         Description(name: "statements", usage: "pricesvc statements [--json] [--statement-timeout-ms MS]",
                     summary: "print every SQL statement the service and the owner tasks send (name, SQL, parameters, columns), "
                         + "and the service connections' session settings",
@@ -248,6 +263,7 @@ enum Commands {
         let keyRefreshSeconds = try configuration.int("key-refresh-seconds", min: 1)
 
         let signUpAttestation = try Commands.signUpAttestation(configuration, secret: secrets.current)
+        if signUpAttestation != nil { noteAndroidStatusList(configuration) }
 
         let migrations = try MigrationsLocation.resolve(configuration)
         let (shipped, schemaVersion, superseded) = try MigrationRunner.shipped(in: migrations.path)

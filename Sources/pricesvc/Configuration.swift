@@ -94,13 +94,23 @@ enum Settings {
                 help: "Challenge difficulty: the solution is a number in 0..this (ALTCHA maxnumber)"),
         Setting(key: "signup-challenge-ttl", defaultValue: "300", help: "Seconds a sign-up challenge stays valid"),
         Setting(key: "signup-attestation", defaultValue: "off",
-                help: "App Attest at sign-up: off, optional (an attestation, when sent, makes the identity attested) or required (a sign-up without a valid one is refused)"),
+                help: "Attestation at sign-up (App Attest, Android Key Attestation): off, optional (an attestation, when sent, makes the identity attested) or required (a sign-up without a valid one is refused)"),
         Setting(key: "app-attest-app-ids", defaultValue: "",
-                help: "Apps whose attestations are accepted: TEAMID.bundle.id, comma-separated (needed unless signup-attestation is off)"),
+                help: "iOS apps whose attestations are accepted: TEAMID.bundle.id, comma-separated (this or android-package-names is needed unless signup-attestation is off)"),
         Setting(key: "app-attest-root-ca-file", defaultValue: "",
                 help: "PEM file of the App Attest trust anchor; empty: Apple's App Attestation Root CA, built in and pinned"),
         Setting(key: "app-attest-development", defaultValue: "false",
                 help: "Also accept keys of the appattestdevelop environment (apps built for development)"),
+        Setting(key: "android-package-names", defaultValue: "",
+                help: "Android apps whose key attestations are accepted: package names, comma-separated (needed for Android attestation at sign-up)"),
+        Setting(key: "android-signing-cert-digests", defaultValue: "",
+                help: "SHA-256 digests (base64) of the Android app's signing certificates, comma-separated; an attestation must name one (empty: any)"),
+        Setting(key: "android-allow-unverified-boot", defaultValue: "false",
+                help: "Accept Android keys of devices without verified boot on a locked bootloader (test devices only)"),
+        Setting(key: "android-attestation-status-file", defaultValue: "",
+                help: "Google's attestation status (revocation) list, a JSON file an operator refreshes; empty: no revocation check"),
+        Setting(key: "android-attestation-roots-file", defaultValue: "",
+                help: "PEM file of Android attestation root certificates whose keys replace Google's pinned roots (tests only); empty: Google's, built in"),
         Setting(key: "user-metadata-max-bytes", defaultValue: String(service.userMetadataMaxBytes), help: "Largest user_metadata at sign-up"),
         Setting(key: "user-metadata-keys", defaultValue: "",
                 help: "Comma-separated user_metadata keys a sign-up may store; others are dropped (empty: nothing is stored)"),
@@ -215,7 +225,8 @@ struct Configuration {
 
     /// Flags that belong to one command rather than to the service's settings.
     static let commandFlags: Set<String> = ["older-than", "source", "next-secret-file", "shared", "slot", "name",
-                                            "app-id", "key-id", "client-data-hash", "at", "repeat"]
+                                            "app-id", "key-id", "client-data-hash", "at", "repeat",
+                                            "challenge", "package", "signing-cert-digest", "status-file"]
 
     func string(_ key: String) -> String { values[key] ?? "" }
 

@@ -1,5 +1,6 @@
 import AnonAuth
 import AppAttest
+import AttestationPKI
 import Foundation
 import PriceAPI
 import PriceJSON
@@ -15,21 +16,8 @@ extension Commands {
         guard let clientDataHash = decodeBase64(configuration.string("client-data-hash")) else {
             throw ConfigurationError(description: "--client-data-hash must be base64")
         }
-        let at: Int
-        if configuration.string("at").isEmpty {
-            at = Int(Date().timeIntervalSince1970)
-        } else if let seconds = parseTime(configuration.string("at")) {
-            at = seconds
-        } else {
-            throw ConfigurationError(description: "--at must be RFC 3339 (2024-02-04T00:00:00Z) or unix seconds, got '\(configuration.string("at"))'")
-        }
-        let repeats = configuration.string("repeat").isEmpty ? 1 : (Int(configuration.string("repeat")) ?? 0)
-        guard repeats >= 1, repeats <= 1_000_000 else { throw ConfigurationError(description: "--repeat must be from 1 to 1000000") }
-        guard configuration.positional.count == 1, let path = configuration.positional.first else {
-            throw ConfigurationError(description: "verify-attestation takes one FILE (the attestation object; - for stdin)")
-        }
-        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-        guard let data else { throw ConfigurationError(description: "cannot read '\(path)'") }
+        let (at, repeats) = (try verificationTime(configuration), try repeatCount(configuration))
+        let data = try operand(configuration, command: "verify-attestation", what: "the attestation object")
         let attestation = attestationBytes([UInt8](data))
         let verifier = try attestationVerifier(configuration, appIDs: appIDs)
 
@@ -67,7 +55,8 @@ extension Commands {
         return 0
     }
 
-    /// App Attest at sign-up as configured: nil when `signup-attestation` is off.
+    /// Attested sign-up as configured: nil when `signup-attestation` is off. Either platform, or both:
+    /// App Attest when app ids are set, Android Key Attestation when package names are.
     static func signUpAttestation(_ configuration: Configuration, secret: [UInt8]) throws(ConfigurationError) -> SignUpAttestation? {
         guard let mode = SignUpAttestationMode(rawValue: configuration.string("signup-attestation")) else {
             throw configuration.invalid("signup-attestation", "must be off, optional or required")
@@ -75,10 +64,14 @@ extension Commands {
         if mode == .off { return nil }
         let appIDs = configuration.string("app-attest-app-ids").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !appIDs.isEmpty else {
-            throw configuration.invalid("app-attest-app-ids", "must name at least one TEAMID.bundle.id when signup-attestation is \(mode.rawValue)")
+        let packages = configuration.string("android-package-names").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !appIDs.isEmpty || !packages.isEmpty else {
+            throw configuration.invalid("app-attest-app-ids", "or \(configuration.name("android-package-names")) must name at least one app "
+                                        + "(TEAMID.bundle.id, or an Android package) when signup-attestation is \(mode.rawValue)")
         }
-        return SignUpAttestation(mode: mode, verifier: try attestationVerifier(configuration, appIDs: appIDs),
+        return SignUpAttestation(mode: mode, verifier: appIDs.isEmpty ? nil : try attestationVerifier(configuration, appIDs: appIDs),
+                                 android: packages.isEmpty ? nil : try keyAttestationVerifier(configuration),
                                  challenges: AttestationChallenges(secret: secret,
                                                                    lifetimeSeconds: try configuration.int("signup-challenge-ttl", min: 1)))
     }
@@ -98,6 +91,33 @@ extension Commands {
             throw configuration.invalid("app-attest-root-ca-file", "must be a PEM certificate")
         }
         return verifier
+    }
+
+    /// `--at`: RFC 3339 or unix seconds; now when absent.
+    static func verificationTime(_ configuration: Configuration) throws(ConfigurationError) -> Int {
+        let text = configuration.string("at")
+        if text.isEmpty { return Int(Date().timeIntervalSince1970) }
+        guard let seconds = parseTime(text) else {
+            throw ConfigurationError(description: "--at must be RFC 3339 (2024-02-04T00:00:00Z) or unix seconds, got '\(text)'")
+        }
+        return seconds
+    }
+
+    /// `--repeat`: how many times to verify (to measure); 1 when absent.
+    static func repeatCount(_ configuration: Configuration) throws(ConfigurationError) -> Int {
+        let repeats = configuration.string("repeat").isEmpty ? 1 : (Int(configuration.string("repeat")) ?? 0)
+        guard repeats >= 1, repeats <= 1_000_000 else { throw ConfigurationError(description: "--repeat must be from 1 to 1000000") }
+        return repeats
+    }
+
+    /// The one FILE operand's bytes (`-`: stdin).
+    static func operand(_ configuration: Configuration, command: String, what: String) throws(ConfigurationError) -> Data {
+        guard configuration.positional.count == 1, let path = configuration.positional.first else {
+            throw ConfigurationError(description: "\(command) takes one FILE (\(what); - for stdin)")
+        }
+        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+        guard let data else { throw ConfigurationError(description: "cannot read '\(path)'") }
+        return data
     }
 
     /// A file holds the object as raw CBOR or as base64 text (what apps and vectors.json carry).

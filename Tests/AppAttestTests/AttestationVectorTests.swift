@@ -1,4 +1,5 @@
 import AppAttest
+import AttestationPKI
 import Foundation
 import PriceCrypto
 import Testing

@@ -1,4 +1,5 @@
 import AppAttest
+import AttestationPKI
 import Testing
 
 /// The strict CBOR decoder without I/O: what it accepts (RFC 8949 Appendix A's examples that App Attest

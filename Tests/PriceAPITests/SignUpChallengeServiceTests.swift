@@ -142,3 +142,40 @@ struct AttestationTokenTests {
         }
     }
 }
+
+@Suite("The Android Key Attestation sign-up token, parsed without I/O")
+struct KeyAttestationTokenTests {
+    @Test func anAndroidTokenIsParsed() {
+        let text = #"{"type":"android_key_attestation","chain":["AQID","BAU="],"challenge":"aa1.1.2.3"}"#
+        #expect(KeyAttestationToken.parse(text) == .success(KeyAttestationToken(chain: [[1, 2, 3], [4, 5]], challenge: "aa1.1.2.3")))
+        // Not an App Attest token, and an App Attest token is not an Android one.
+        #expect(AttestationToken.parse(text) == nil)
+        #expect(KeyAttestationToken.parse(#"{"type":"app_attest","key_id":"AA==","attestation":"AA==","challenge":"c"}"#) == nil)
+    }
+
+    @Test func otherTokensAreNotAndroidOnes() {
+        for text: String? in [nil, "", "eyJhbGciOiJIUzI1NiJ9", #"{"type":"altcha"}"#] {
+            #expect(KeyAttestationToken.parse(text) == nil, "\(String(describing: text))")
+        }
+    }
+
+    @Test func aMalformedAndroidTokenIsRefused() {
+        let certificate = "\"" + String(repeating: "A", count: 24_000) + "\""  // 18 000 bytes: over a certificate's bound
+        let cases = [
+            #"{"type":"android_key_attestation","challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":[],"challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":"AQID","challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":[1],"challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":["not base64!"],"challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":[""],"challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":["AQID"],"challenge":""}"#,
+            #"{"type":"android_key_attestation","chain":["AQID"],"challenge":"c","more":1}"#,
+            #"{"type":"android_key_attestation","chain":["# + Array(repeating: "\"AQID\"", count: 9).joined(separator: ",")
+                + #"],"challenge":"c"}"#,
+            #"{"type":"android_key_attestation","chain":["# + certificate + #"],"challenge":"c"}"#,
+        ]
+        for text in cases {
+            #expect(KeyAttestationToken.parse(text) == .failure(.androidMalformed), "\(text.prefix(80))")
+        }
+    }
+}

@@ -253,7 +253,7 @@ def test_under_attested_only_attested_identities_count(optional_api, ca, db, ano
 
 @pytest.mark.parametrize("settings, message", [
     ({"SIGNUP_ATTESTATION": "maybe"}, "PRICESVC_SIGNUP_ATTESTATION must be off, optional or required"),
-    ({"SIGNUP_ATTESTATION": "required"}, "app-attest-app-ids must name at least one"),  # unset: named by its flag
+    ({"SIGNUP_ATTESTATION": "required"}, "--app-attest-app-ids or --android-package-names must name at least one app"),  # unset: named by flag
     ({"SIGNUP_ATTESTATION": "optional", "APP_ATTEST_APP_IDS": APP_ID, "APP_ATTEST_ROOT_CA_FILE": "/nonexistent/root.pem"},
      "cannot read PRICESVC_APP_ATTEST_ROOT_CA_FILE"),
     ({"SIGNUP_ATTESTATION": "optional", "APP_ATTEST_APP_IDS": APP_ID, "APP_ATTEST_ROOT_CA_FILE": __file__},

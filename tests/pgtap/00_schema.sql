@@ -38,7 +38,8 @@ select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price
                    'price_reports_created_at_idx']);
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
-                          'spent_signup_challenges', 'publishable_keys', 'attested_keys']);
+                          'spent_signup_challenges', 'publishable_keys', 'attested_keys',
+                          'android_attested_keys']);
 -- Published rates (migration 0010): one table per CDS object, all owned by pricesvc_owner.
 select tables_are('cds', array['sources', 'zones', 'zone_policies', 'policies', 'rules', 'time_spans', 'rates', 'imports',
                           'schedules', 'schedule_intervals', 'time_zone_offsets']);
@@ -86,13 +87,16 @@ select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typ
 -- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
            where p.prosecdef and p.pronamespace::regnamespace::text in ('public', 'auth', 'private', 'pricesvc_meta')),
-          array['auth.add_signing_key(bytea,boolean)', 'auth.create_publishable_key(text,bytea,text)', 'auth.forget_user(uuid)',
+          array['auth.add_signing_key(bytea,boolean)', 'auth.attestation_of(uuid)',
+                'auth.create_publishable_key(text,bytea,text)', 'auth.forget_user(uuid)',
                 'auth.get_user(uuid,uuid)', 'auth.install_first_signing_key(bytea)', 'auth.jwt()',
                 'auth.promote_signing_key()', 'auth.prune(interval)', 'auth.publishable_key_hashes()',
                 'auth.publishable_key_list()',
                 'auth.refresh_session(bytea,bytea,bytea,integer,integer,integer)',
                 'auth.retire_signing_key(text)', 'auth.revoke_publishable_key(uuid)',
-                'auth.sign_out(uuid,text)', 'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
+                'auth.sign_out(uuid,text)',
+                'auth.sign_up_android_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,text,boolean)',
+                'auth.sign_up_anonymous(bytea,jsonb,bytea,integer,integer)',
                 'auth.sign_up_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,bytea,bytea)',
                 'auth.signing_key_list()', 'auth.signing_key_ring(text)',
                 'auth.spend_signup_challenge(bytea,timestamp with time zone)',

@@ -41,6 +41,7 @@ insert into expected_grants values
     ('auth.signing_key_ring(text)', 'authenticator'),
     ('auth.publishable_key_hashes()', 'authenticator'),
     ('auth.sign_up_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,bytea,bytea)', 'authenticator'),
+    ('auth.sign_up_android_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,text,boolean)', 'authenticator'),
     -- The table's rate-kind check runs as the inserting role.
     ('private.rate_kinds()', 'authenticated'),
     -- Medians and quotes: reporters (through the service) and analysts; overviews: analysts.

@@ -53,7 +53,7 @@ select ok((select u.attested from auth.sessions s, auth.get_user(s.user_id, s.id
            where s.user_id = (select user_id from auth.attested_keys where key_id_hash = tap.key('key-1'))),
           'get_user says attested');
 -- The refused second sign-up left no identity behind.
-select is((select count(*)::int from auth.users u where not exists (select from auth.attested_keys k where k.user_id = u.id)
+select is((select count(*)::int from auth.users u where auth.attestation_of(u.id) is null
            and u.created_at > now() - interval '1 minute'), 0, 'a refused attested sign-up makes no identity');
 -- Attestation does not bypass the per-address sign-up limit.
 create function tap.limited(n integer) returns uuid language sql as $$

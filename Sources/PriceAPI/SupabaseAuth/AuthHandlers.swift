@@ -56,41 +56,57 @@ struct AuthHandler: Sendable {
         let ipKey = clientKey.key(forIP: request.clientIP)
         let limits = settings.signUpLimits
 
-        // App Attest: an app_attest token, when the deployment looks at them, replaces the proof-of-work.
-        // Verified here (CPU only), then the challenge is spent and the key recorded in the sign-up's
-        // own transaction.
+        // An attestation token (App Attest or Android), when the deployment looks at them, replaces the
+        // proof-of-work. Verified here (CPU only), then the challenge is spent and the key recorded in the
+        // sign-up's own transaction.
         if let attestation {
-            switch AttestationToken.parse(form.captchaToken) {
+            let spent: SpentChallenge
+            let signUp: Query
+            let provider: String
+            switch attestation.verify(captchaToken: form.captchaToken, now: now()) {
             case .failure(let refusal)?:
                 return .answer(refusal.apiError.response)
-            case .success(let token)?:
-                let verified: VerifiedAttestation
-                switch attestation.verify(token, now: now()) {
-                case .success(let result): verified = result
-                case .failure(let refusal): return .answer(refusal.apiError.response)
-                }
+            case .success(.appAttest(let verified))?:
                 let key = verified.key
-                let queries = [
-                    keyCheck,
-                    Statements.spendSignUpChallenge.query((Bytea(verified.spent.digest), verified.spent.expiresAt)),
-                    Statements.signUpAttested.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst,
-                                                     Bytea(sha256(key.keyId)), key.appID, key.environment.rawValue,
-                                                     Bytea(key.publicKey), Bytea(key.receipt))),
-                ]
-                return .database(authPlan(queries, attested: true, checksInstanceKey: true) { results in
-                    guard case .success(let row?) = Statements.signUpAttested.firstRow(results.last) else {
-                        return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
-                    }
-                    let (userID, sessionID, created, updated) = row
-                    let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata, attested: true)
-                    return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
-                                        issuer: issuing.issuer)
-                })
+                (spent, provider) = (verified.spent, "app_attest")
+                signUp = Statements.signUpAttested.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst,
+                                                          Bytea(sha256(key.keyId)), key.appID, key.environment.rawValue,
+                                                          Bytea(key.publicKey), Bytea(key.receipt)))
+            case .success(.android(let verified))?:
+                let key = verified.key
+                let rootOfTrust = key.keyDescription.hardwareEnforced.rootOfTrust
+                (spent, provider) = (verified.spent, "android_key_attestation")
+                signUp = Statements.signUpAndroidAttested.query((
+                    Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst, Bytea(key.keyID),
+                    key.packageName ?? "",
+                    key.keyDescription.attestationSecurityLevel.name,
+                    rootOfTrust?.verifiedBootState.name ?? "UNVERIFIED", rootOfTrust?.deviceLocked == true ? "true" : "false"))
             case nil:
                 if attestation.mode == .required { return .answer(AttestationRefusal.required.apiError.response) }
+                return plainSignUp(form: form, issuing: issuing, keyCheck: keyCheck, refresh: refresh, ipKey: ipKey)
             }
+            let queries = [keyCheck, Statements.spendSignUpChallenge.query((Bytea(spent.digest), spent.expiresAt)), signUp]
+            return .database(authPlan(queries, attested: true, checksInstanceKey: true) { results in
+                let decoded = provider == "app_attest" ? Statements.signUpAttested.firstRow(results.last)
+                                                       : Statements.signUpAndroidAttested.firstRow(results.last)
+                guard case .success(let row?) = decoded else {
+                    return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
+                }
+                let (userID, sessionID, created, updated) = row
+                let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata,
+                                      attestation: provider)
+                return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
+                                    issuer: issuing.issuer)
+            })
         }
+        return plainSignUp(form: form, issuing: issuing, keyCheck: keyCheck, refresh: refresh, ipKey: ipKey)
+    }
 
+    /// A sign-up without an attestation: the proof-of-work when challenges are on, then the identity.
+    private func plainSignUp(form: SignUpForm, issuing: ServiceKeys.Snapshot, keyCheck: Query, refresh: (token: String, hash: [UInt8]),
+                             ipKey: [UInt8]) -> Decision.Outcome {
+        let metadata = form.metadata
+        let limits = settings.signUpLimits
         // With challenges on, the solution is spent in the sign-up's own transaction (first, so a
         // replay costs no rate-limit token): a refused sign-up spends nothing.
         var queries: [Query] = [keyCheck]
@@ -145,7 +161,7 @@ struct AuthHandler: Sendable {
             guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
                 return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
             }
-            let (status, userID, sessionID, created, updated, metadata, generations, storedHash, attested) = row
+            let (status, userID, sessionID, created, updated, metadata, generations, storedHash, _, attestation) = row
             guard status == "ok", let userID, let sessionID, let created, let updated else {
                 return APIError.auth(400, "refresh_token_already_used",
                                      "Invalid Refresh Token: Already Used; the session has been revoked").response
@@ -158,7 +174,7 @@ struct AuthHandler: Sendable {
                                      "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
             }
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}",
-                                  attested: attested ?? false)
+                                  attestation: attestation)
             return self.session(userID: userID, sessionID: sessionID, refreshToken: live.token, user: user,
                                 issuer: issuing.issuer)
         })
@@ -188,7 +204,7 @@ struct AuthHandler: Sendable {
                 return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
             }
             return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row.3 ?? "{}",
-                                         attested: row.4 ?? false).json)
+                                         attestation: row.5).json)
         })
     }
 

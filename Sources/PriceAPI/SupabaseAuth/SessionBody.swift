@@ -7,8 +7,9 @@ struct UserRecord: Sendable, Equatable {
     var createdAt: String
     var updatedAt: String
     var userMetadata: String
-    /// Made by an App Attest sign-up: `app_metadata` says `"provider":"app_attest","attested":true`.
-    var attested = false
+    /// The attested sign-up that made the identity (`app_attest`, `android_key_attestation`; the
+    /// database's auth.attestation_of): `app_metadata` says `"provider":"<it>","attested":true`.
+    var attestation: String? = nil
 
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
@@ -18,8 +19,15 @@ struct UserRecord: Sendable, Equatable {
         writer.key("email"); writer.string("")
         writer.key("phone"); writer.string("")
         writer.key("app_metadata")
-        writer.json(attested ? #"{"provider":"app_attest","providers":["app_attest"],"attested":true}"#
-                             : #"{"provider":"anonymous","providers":[]}"#)
+        if let attestation {
+            writer.beginObject()
+            writer.key("provider"); writer.string(attestation)
+            writer.key("providers"); writer.beginArray(); writer.string(attestation); writer.endArray()
+            writer.key("attested"); writer.bool(true)
+            writer.endObject()
+        } else {
+            writer.json(#"{"provider":"anonymous","providers":[]}"#)
+        }
         writer.key("user_metadata"); writer.json(userMetadata)
         writer.key("identities"); writer.json("[]")
         writer.key("created_at"); writer.json(createdAt)

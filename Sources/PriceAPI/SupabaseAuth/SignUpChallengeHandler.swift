@@ -5,14 +5,17 @@ import PriceHTTP
 /// event loop; the solution comes back in the sign-up body's `gotrue_meta_security.captcha_token`.
 extension AuthHandler {
     func signUpChallenge(type: String?) -> HTTPResponse {
-        if type == "app_attest" {
-            guard let attestation else {
-                return APIError.auth(422, "attestation_disabled", "This server does not take App Attest at sign-up").response
+        // One kind of challenge for both platforms: App Attest hashes it into clientDataHash, Android
+        // passes its UTF-8 to setAttestationChallenge.
+        if type == "app_attest" || type == "android_key_attestation" {
+            let platform = type == "app_attest" ? "App Attest" : "Android Key Attestation"
+            guard let attestation, type == "app_attest" ? attestation.verifier != nil : attestation.android != nil else {
+                return APIError.auth(422, "attestation_disabled", "This server does not take \(platform) at sign-up").response
             }
             return .json(200, attestation.challenges.json(now: now()), headers: [("Cache-Control", "no-store")])
         }
         if let type, type != "altcha" {
-            return APIError.auth(400, "validation_failed", "type must be altcha or app_attest").response
+            return APIError.auth(400, "validation_failed", "type must be altcha, app_attest or android_key_attestation").response
         }
         guard let signUpChallenges else {
             // Supabase Auth's way of saying a feature is switched off (cf. email_provider_disabled).
