@@ -37,6 +37,8 @@ struct AuthHandler: Sendable {
     let signUpChallenges: SignUpChallenges?
     /// `nil` when App Attest sign-up is off (`PRICESVC_SIGNUP_ATTESTATION=off`).
     let attestation: SignUpAttestation?
+    /// Counts sign-ups and App Attest verdicts (`pricesvc_sign_ups_total`, `pricesvc_attestations_total`).
+    let metrics: ServiceMetrics
     let clock: @Sendable () -> Double
 
     func now() -> Int { Int(clock()) }
@@ -62,13 +64,17 @@ struct AuthHandler: Sendable {
         if let attestation {
             switch AttestationToken.parse(form.captchaToken) {
             case .failure(let refusal)?:
+                metrics.recordAttestation(verified: false)
                 return .answer(refusal.apiError.response)
             case .success(let token)?:
                 let verified: VerifiedAttestation
                 switch attestation.verify(token, now: now()) {
                 case .success(let result): verified = result
-                case .failure(let refusal): return .answer(refusal.apiError.response)
+                case .failure(let refusal):
+                    metrics.recordAttestation(verified: false)
+                    return .answer(refusal.apiError.response)
                 }
+                metrics.recordAttestation(verified: true)
                 let key = verified.key
                 let queries = [
                     keyCheck,
@@ -83,6 +89,7 @@ struct AuthHandler: Sendable {
                     }
                     let (userID, sessionID, created, updated) = row
                     let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata, attested: true)
+                    self.metrics.recordSignUp(attested: true)
                     return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
                                         issuer: issuing.issuer)
                 })
@@ -109,6 +116,7 @@ struct AuthHandler: Sendable {
             }
             let (userID, sessionID, created, updated) = row
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
+            self.metrics.recordSignUp(attested: false)
             return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
                                 issuer: issuing.issuer)
         })
