@@ -705,8 +705,12 @@ command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is neede
 # shellcheck source=scripts/backup-lib.sh
 . "$REPO/scripts/backup-lib.sh"
 export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
-# pgBackRest runs as the database's OS user, from a folder it can read.
-pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
+
+# Backups and their listing are pricesvc-backup's (the installed tool: scripts/pricesvc-backup), given
+# the Patroni REST APIs and each node's pgBackRest configuration ("%m": the leader's).
+backup_tool() {
+    BACKUP_OS_USER=$DB_USER PGBIN=$PGBIN "$REPO/scripts/pricesvc-backup" --stanza "$STANZA" "$@"
+}
 
 leader_name() {
     cluster_json | "$PY" -c '
@@ -733,19 +737,15 @@ create_stanza() {
 
 backup() {
     load_configuration || die "no cluster in $DIR"
-    local type=${1:-incr} leader
-    [[ $type =~ ^(full|incr)$ ]] || usage
-    leader=$(leader_name) || die "no leader to back up"
-    PGBR_CONF=$NODES/$leader/pgbackrest.conf
-    pgbr backup --type="$type" || die "pgbackrest backup failed (see $NODES/$leader/pgbackrest/log)"
-    pgbr_last_backup_json
+    [[ ${1:-incr} =~ ^(full|incr)$ ]] || usage
+    backup_tool --patroni "http://127.0.0.1:$NODE1_API_PORT,http://127.0.0.1:$NODE2_API_PORT" \
+        --config "$NODES/%m/pgbackrest.conf" backup "$@"
 }
 
 backups() {
     load_configuration || die "no cluster in $DIR"
-    PGBR_CONF=$NODES/node1/pgbackrest.conf
-    [ -f "$PGBR_CONF" ] || write_pgbackrest_config 1
-    pgbr_backups_json "$BACKUP_REPO"
+    [ -f "$NODES/node1/pgbackrest.conf" ] || write_pgbackrest_config 1
+    backup_tool --config "$NODES/node1/pgbackrest.conf" backups
 }
 
 # Deletes the cluster's keys in etcd (leader, members, initialize, config): Patroni then starts on the
@@ -893,9 +893,7 @@ restore() {
     else
         rm -rf -- "$home/$aside" "$NODES/node2/$aside"
     fi
-    start_lsn=$(pgbr info --output=json --set="$RESTORE_SET" | "$PY" -c '
-import json, sys
-print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
+    start_lsn=$(pgbr_backup_start_lsn "$RESTORE_SET")
 
     # The restored history is a new timeline: its own full backup is the base the standby is rebuilt
     # from (Patroni's pgbackrest replica method), and the base of every later backup.
