@@ -32,3 +32,16 @@ def test_on_each_node_only_the_leaders_run_backs_up(cluster):
         [str(TOOL), "--config", str(cluster.dir / "nodes/node1/pgbackrest.conf"), "backups"],
         capture_output=True, text=True, timeout=120, env=cluster_env(), check=True).stdout)["backups"]
     assert len(taken) == 1 and len(listed) == before + 1 and listed[-1]["label"] == taken[0]["label"], listed
+
+
+def test_a_restore_through_patroni_is_refused_before_anything_stops(cluster):
+    before = cluster.status()
+    api = f"http://127.0.0.1:{cluster.ports['NODE1_API_PORT']}"
+    for args in (["restore"], ["restore", "--plan"]):
+        result = subprocess.run([str(TOOL), "--config", str(cluster.dir / "nodes/node1/pgbackrest.conf"),
+                                 "--patroni", api, *args], capture_output=True, text=True, timeout=60, env=cluster_env())
+        assert result.returncode == 1 and "nothing was stopped" in result.stderr, result.stderr
+        assert "docs/deployment.md" in result.stderr and result.stdout == ""
+    after = cluster.status()
+    assert [(n["name"], n["role"], n["postmaster_pid"]) for n in after["nodes"]] == \
+        [(n["name"], n["role"], n["postmaster_pid"]) for n in before["nodes"]]
