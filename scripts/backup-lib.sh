@@ -1,10 +1,12 @@
-# pgBackRest steps shared by scripts/backup.sh (one node) and scripts/cluster.sh (Patroni). Sourced.
-# The caller defines: AS_DB (array: runs a command as the database's OS user, empty when that is the
-# caller), PGBR_CONF (its pgbackrest.conf), STANZA, and die().
+# pgBackRest steps of pricesvc-backup (scripts/pricesvc-backup, installed with this file in
+# PREFIX/lib/pricesvc), also sourced by scripts/backup.sh (its first-backup setup) and scripts/cluster.sh
+# (the loopback cluster's restore). The caller defines: AS_DB (array: runs a command as the database's OS
+# user, empty when that is the caller), PGBR_CONF (its pgbackrest.conf), STANZA, die() and usage().
 
 BACKUP_INFO=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/backup-info.py
 
-pgbr() { "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@"; }
+# pgBackRest runs as the database's OS user, from a folder it can read.
+pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
 
 # The pgbackrest command line scripts/backup-info.py runs (as the database's OS user, from /).
 pgbr_argv() { PGBR_ARGV=("${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA"); }
@@ -19,6 +21,13 @@ pgbr_backups_json() {  # repository path (shown as is)
 pgbr_last_backup_json() {
     pgbr_argv
     /usr/bin/python3 "$BACKUP_INFO" last -- "${PGBR_ARGV[@]}"
+}
+
+# Where a backup began in the WAL (its start LSN): the restore's replayed bytes are counted from there.
+pgbr_backup_start_lsn() {  # backup label
+    pgbr info --output=json --set="$1" | /usr/bin/python3 -c '
+import json, sys
+print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])'
 }
 
 # `restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]`: sets RESTORE_TIME,

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Backups of the single-node database of scripts/pg-cluster.sh (`make run`'s var/dev/pg) with pgBackRest:
 # continuous WAL archiving, full and incremental backups, restore to the latest point or to a time.
+# The first backup writes this directory's pgBackRest configuration and turns archiving on; everything
+# else is scripts/pricesvc-backup (installed as pricesvc-backup), given that configuration.
 #
 #   scripts/backup.sh backup DIR [full|incr]   a backup (default incr; the first one is full). The first
 #                                              call sets up archiving, which restarts PostgreSQL once.
@@ -68,8 +70,6 @@ psql_su() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR" -p "$PORT" -U
 
 running() { psql_su -c 'select 1' >/dev/null 2>&1; }
 
-repository() { sed -n 's/^repo1-path=//p' "$PGBR_CONF"; }
-
 # First backup: the pgBackRest configuration, the archive settings scripts/pg-cluster.sh includes, a
 # restart (archive_mode needs one), the stanza, and a check that a WAL segment reaches the repository.
 setup() {
@@ -134,13 +134,20 @@ EOF
     pgbr check
 }
 
+# The rest is pricesvc-backup's (the installed tool, one implementation), told how this directory's
+# PostgreSQL starts and stops.
+tool() {
+    BACKUP_STOP_COMMAND="$(printf '%q stop %q' "$ROOT/scripts/pg-cluster.sh" "$GIVEN")" \
+    BACKUP_START_COMMAND="$(printf '%q start %q' "$ROOT/scripts/pg-cluster.sh" "$GIVEN")" \
+    BACKUP_OS_USER=postgres PGBIN=$PGBIN \
+        "$ROOT/scripts/pricesvc-backup" --config "$PGBR_CONF" --stanza "$STANZA" "$@"
+}
+
 backup() {
-    local type=${1:-incr}
-    [[ $type =~ ^(full|incr)$ ]] || usage
+    [[ ${1:-incr} =~ ^(full|incr)$ ]] || usage
     running || die "PostgreSQL is not running in $DIR (scripts/pg-cluster.sh start $GIVEN)"
     setup
-    pgbr backup --type="$type"
-    pgbr_last_backup_json
+    tool backup "$@"
 }
 
 backups() {
@@ -148,63 +155,12 @@ backups() {
         echo '{"stanza": null, "repository": null, "archive": {"min": null, "max": null}, "status": "not set up", "backups": []}'
         return 0
     fi
-    pgbr_backups_json "$(repository)"
+    tool backups
 }
 
 restore() {
-    parse_restore_args "$@"
     [ -f "$PGBR_CONF" ] || die "no backups of $DIR (scripts/backup.sh backup $GIVEN full)"
-    local start_ns
-    start_ns=$(date +%s%N)
-    # Nothing is stopped until the plan says the restore can succeed. A live database first archives
-    # everything up to now, so the plan sees every acknowledged commit.
-    running && archive_now psql_su
-    pgbr_restore_plan
-    if $RESTORE_PLAN_ONLY; then
-        printf '%s\n' "$RESTORE_PLAN"
-        return 0
-    fi
-    "$ROOT/scripts/pg-cluster.sh" stop "$GIVEN"
-    # The old data directory stays until the restored database serves (and with --keep-old, after).
-    local aside=""
-    if [ -e "$DATA" ]; then
-        aside=$DIR/data.before-restore-$(date -u +%Y%m%dT%H%M%S)
-        mv -- "$DATA" "$aside"
-    fi
-    "${AS_DB[@]}" mkdir -p -m 0700 -- "$DATA"
-    pgbr restore "${RESTORE_ARGS[@]}" || die "pgbackrest restore failed${aside:+; the old data directory is $aside}"
-    # Recovery: pg-cluster.sh's start returns once the database is consistent (hot standby); then the
-    # WAL is replayed up to the target, and the server promotes itself to a new timeline.
-    "$ROOT/scripts/pg-cluster.sh" start "$GIVEN" >/dev/null
-    local deadline=$((SECONDS + ${BACKUP_RECOVERY_TIMEOUT:-3600}))
-    until [ "$(psql_su -c 'select pg_is_in_recovery()' 2>/dev/null)" = f ]; do
-        running || die "recovery stopped: $(tail -n 5 "$DIR/postgres.log")${aside:+; the old data directory is $aside}"
-        [ $SECONDS -lt $deadline ] || die "recovery did not finish in ${BACKUP_RECOVERY_TIMEOUT:-3600}s"
-        sleep 0.2
-    done
-    psql_su <<<"$RESET_RECOVERY_SQL" >/dev/null
-    if [ -n "$aside" ]; then
-        if $RESTORE_KEEP_OLD; then echo "backup: the old data directory is kept in $aside" >&2; else rm -rf -- "$aside"; fi
-    fi
-    local timeline switchpoint seconds
-    read -r timeline switchpoint < <(recovery_end "$DATA")
-    seconds=$(( ($(date +%s%N) - start_ns) / 1000000 ))
-    local start_lsn
-    start_lsn=$(pgbr info --output=json --set="$RESTORE_SET" | /usr/bin/python3 -c '
-import json, sys
-print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
-    # The restored history is a new timeline: its own full backup is the base of every later one.
-    pgbr backup --type=full
-    local after
-    after=$(pgbr_last_backup_json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["label"])')
-    /usr/bin/python3 -c 'import json, sys
-target, restored, from_timeline, timeline, lsn, replayed, seconds, after = sys.argv[1:]
-print(json.dumps({"target": target or "latest", "restored_backup": restored,
-                  "from_timeline": int(from_timeline), "timeline": int(timeline),
-                  "recovered_to_lsn": lsn, "wal_replayed_bytes": int(replayed),
-                  "restore_seconds": round(int(seconds) / 1000, 1), "backup_after_restore": after}))' \
-        "$RESTORE_TIME" "$RESTORE_SET" "$RESTORE_FROM_TIMELINE" "$timeline" "$switchpoint" \
-        "$(( $(lsn_bytes "$switchpoint") - $(lsn_bytes "$start_lsn") ))" "$seconds" "$after"
+    tool restore "$@"
 }
 
 case $cmd in

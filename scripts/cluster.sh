@@ -12,7 +12,8 @@
 #                                    leader is back as the standby; prints the status line
 #   scripts/cluster.sh down DIR      stops everything it started; idempotent
 #
-# Backups (pgBackRest; the leader archives every WAL segment to the repository, docs/operations.md):
+# Backups (pgBackRest, through scripts/pricesvc-backup, the installed tool; the leader archives every WAL
+# segment to the repository, docs/operations.md):
 #   scripts/cluster.sh backup DIR [full|incr]   a backup of the leader (default incr; the first is full);
 #                                    prints it as JSON (one element of `backups`)
 #   scripts/cluster.sh backups DIR   {"stanza", "repository", "archive": {"min", "max"}, "timelines":
@@ -20,6 +21,7 @@
 #                                    "last_commit", ...}], "backups": [{"label", "type", "timeline",
 #                                    "start", "stop", "size_bytes", "stored_bytes", "wal_start", ...}]}
 #   scripts/cluster.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
+#                                    (pricesvc-backup's restore with this topology's steps)
 #                                    archives the leader's current WAL, plans from the repository which
 #                                    timeline and backup the target needs and refuses (nothing stopped)
 #                                    unless it can succeed (docs/operations.md, "What restore does");
@@ -63,7 +65,11 @@ restore) ;;  # parse_restore_args
 *) [ $# -eq 0 ] || usage ;;
 esac
 exec 9>"$DIR/.cluster.lock"
-flock 9
+# A restore's steps (_restore-stop, _restore-start) run from pricesvc-backup while `restore` holds the lock.
+case $cmd in
+_restore-*) [ -n "${CLUSTER_RESTORE_HOLDS_LOCK:-}" ] || die "$cmd is a step of restore" ;;
+*) flock 9 ;;
+esac
 
 # Patroni and PostgreSQL must reach their folders. Under a private DIR (e.g. a 0700 temporary
 # folder) as root they live in a folder of their own under /var/tmp, as scripts/pg-cluster.sh does.
@@ -705,8 +711,12 @@ command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is neede
 # shellcheck source=scripts/backup-lib.sh
 . "$REPO/scripts/backup-lib.sh"
 export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
-# pgBackRest runs as the database's OS user, from a folder it can read.
-pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
+
+# Backups and their listing are pricesvc-backup's (the installed tool: scripts/pricesvc-backup), given
+# the Patroni REST APIs and each node's pgBackRest configuration ("%m": the leader's).
+backup_tool() {
+    BACKUP_OS_USER=$DB_USER PGBIN=$PGBIN "$REPO/scripts/pricesvc-backup" --stanza "$STANZA" "$@"
+}
 
 leader_name() {
     cluster_json | "$PY" -c '
@@ -733,19 +743,15 @@ create_stanza() {
 
 backup() {
     load_configuration || die "no cluster in $DIR"
-    local type=${1:-incr} leader
-    [[ $type =~ ^(full|incr)$ ]] || usage
-    leader=$(leader_name) || die "no leader to back up"
-    PGBR_CONF=$NODES/$leader/pgbackrest.conf
-    pgbr backup --type="$type" || die "pgbackrest backup failed (see $NODES/$leader/pgbackrest/log)"
-    pgbr_last_backup_json
+    [[ ${1:-incr} =~ ^(full|incr)$ ]] || usage
+    backup_tool --patroni "http://127.0.0.1:$NODE1_API_PORT,http://127.0.0.1:$NODE2_API_PORT" \
+        --config "$NODES/%m/pgbackrest.conf" backup "$@"
 }
 
 backups() {
     load_configuration || die "no cluster in $DIR"
-    PGBR_CONF=$NODES/node1/pgbackrest.conf
-    [ -f "$PGBR_CONF" ] || write_pgbackrest_config 1
-    pgbr_backups_json "$BACKUP_REPO"
+    [ -f "$NODES/node1/pgbackrest.conf" ] || write_pgbackrest_config 1
+    backup_tool --config "$NODES/node1/pgbackrest.conf" backups
 }
 
 # Deletes the cluster's keys in etcd (leader, members, initialize, config): Patroni then starts on the
@@ -807,117 +813,73 @@ kill_pids() {
 
 progress() { printf 'cluster: restore: %s (%ss)\n' "$1" "$(( ($(date +%s%N) - start_ns) / 100000000 ))" | sed 's/\([0-9]\)s)$/.\1s)/' >&2; }
 
+# The restore is pricesvc-backup's (the installed tool: archive the leader's live WAL, plan, refuse or
+# restore node1's data directory, recover outside Patroni, full backup), given this topology's two steps:
+# _restore-stop (Patroni and PostgreSQL off on both nodes, the cluster's keys in etcd removed, node2's
+# data directory set aside) and _restore-start (Patroni on node1, then HAProxy's port and pricesvc). Then
+# node2 is rebuilt from the new full backup.
 restore() {
     load_configuration || die "no cluster in $DIR"
     parse_restore_args "$@"
-    local start_ns
     start_ns=$(date +%s%N)
-    local home=$NODES/node1
     write_patroni_config 1
     write_patroni_config 2
     write_pgbackrest_config 1
     write_pgbackrest_config 2
-    PGBR_CONF=$home/pgbackrest.conf
-    # Nothing is stopped until the plan says the restore can succeed. A live cluster first archives
-    # everything up to now, so the plan sees every acknowledged commit.
-    local leader
-    if leader=$(leader_name 2>/dev/null); then
-        local n=${leader#node}
-        PGBR_CONF=$NODES/$leader/pgbackrest.conf archive_now \
-            "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$NODES/$leader" -p "$(eval echo "\$NODE${n}_PG_PORT")" -U postgres -d postgres
-    fi
-    pgbr_restore_plan
+    export CLUSTER_RESTORE_START_NS=$start_ns BACKUP_ASIDE_SUFFIX=.before-restore-$(date -u +%Y%m%dT%H%M%S)
+    local restored
+    restored=$(CLUSTER_RESTORE_HOLDS_LOCK=1 BACKUP_RECOVERY_TIMEOUT=${CLUSTER_RECOVERY_TIMEOUT:-3600} \
+        BACKUP_STOP_COMMAND="$(printf '%q _restore-stop %q' "$REPO/scripts/cluster.sh" "$DIR")" \
+        BACKUP_START_COMMAND="$(printf '%q _restore-start %q' "$REPO/scripts/cluster.sh" "$DIR")" \
+        backup_tool --patroni "http://127.0.0.1:$NODE1_API_PORT,http://127.0.0.1:$NODE2_API_PORT" \
+        --config "$NODES/%m/pgbackrest.conf" --member node1 restore "$@" 9>&-) || exit 1
     if $RESTORE_PLAN_ONLY; then
-        printf '%s\n' "$RESTORE_PLAN"
+        printf '%s\n' "$restored"
         return 0
     fi
-    progress "plan: backup $RESTORE_SET, timeline $RESTORE_FROM_TIMELINE ($(plan_field timeline_chosen))"
+    local aside=$NODES/node2/data$BACKUP_ASIDE_SUFFIX
+    if [ -e "$aside" ]; then
+        if $RESTORE_KEEP_OLD; then progress "node2's old data directory kept: $aside"; else rm -rf -- "$aside"; fi
+    fi
+    start_node 2
+    wait_for 300 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
+    local complete_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+    "$PY" -c 'import json, sys
+restored = json.loads(sys.argv[1])
+restored["complete_seconds"] = round(int(sys.argv[2]) / 1000, 1)
+print(json.dumps(restored))' "$restored" "$complete_ms"
+    status_line
+}
+
+# restore's first step: nothing may run on either data directory (Patroni first, so it restarts nothing,
+# then the postmasters, killed rather than shut down), and Patroni must start on node1 as on a new cluster.
+restore_stop() {
+    load_configuration || die "no cluster in $DIR"
+    start_ns=${CLUSTER_RESTORE_START_NS:-$(date +%s%N)}
     start_etcd
     start_haproxy
     kill_databases
     progress "Patroni and PostgreSQL stopped on both nodes"
     forget_cluster_state || die "could not clear the cluster's state in etcd"
-    # The old data directories stay until the restored cluster serves (and with --keep-old, after).
-    local aside
-    aside=data.before-restore-$(date -u +%Y%m%dT%H%M%S)
-    for n in 1 2; do
-        if [ -e "$NODES/node$n/data" ]; then
-            mv -- "$NODES/node$n/data" "$NODES/node$n/$aside"
-            progress "node$n's data directory set aside as node$n/$aside"
-        fi
-    done
-    install -d -m 0700 "$home/data"
-    [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$home/data"
-    pgbr restore "${RESTORE_ARGS[@]}" ||
-        die "pgbackrest restore failed (see $home/pgbackrest/log); the old data directories are node*/$aside"
-    progress "node1's data directory restored from $RESTORE_SET"
+    if [ -e "$NODES/node2/data" ]; then
+        mv -- "$NODES/node2/data" "$NODES/node2/data$BACKUP_ASIDE_SUFFIX"
+        progress "node2's data directory set aside as node2/data$BACKUP_ASIDE_SUFFIX"
+    fi
+}
 
-    # Recovery outside Patroni, so nothing promotes it before the target: up to TIME (or the end of the
-    # archive), then it promotes itself. The restored postgresql.conf may be the other node's (Patroni
-    # writes it): this node's port, socket and files override it, and no commit waits for a standby.
-    local log=$home/recovery.log
-    : >"$log"
-    [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$log"
-    ( cd "$home" && "${AS_DB[@]}" "$PGBIN/pg_ctl" -D "$home/data" -l "$log" -w -t 600 -o "-c port=$NODE1_PG_PORT \
-        -c listen_addresses='' -c unix_socket_directories='$home' -c hba_file='$home/data/pg_hba.conf' \
-        -c ident_file='$home/data/pg_ident.conf' -c synchronous_standby_names='' \
-        -c archive_command='pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-push %p'" start >/dev/null 9>&- ) ||
-        die "recovery did not start: $(tail -n 5 "$log")"
-    local su=("$PGBIN/psql" -X -q -A -t -h "$home" -p "$NODE1_PG_PORT" -U postgres -d postgres)
-    local deadline=$((SECONDS + ${CLUSTER_RECOVERY_TIMEOUT:-3600}))
-    until [ "$("${su[@]}" -c 'select pg_is_in_recovery()' 2>/dev/null)" = f ]; do
-        "${su[@]}" -c 'select 1' >/dev/null 2>&1 || die "recovery stopped: $(tail -n 5 "$log")"
-        [ $SECONDS -lt $deadline ] || die "recovery did not finish in ${CLUSTER_RECOVERY_TIMEOUT:-3600}s"
-        sleep 0.2
-    done
-    progress "recovered ${RESTORE_TIME:+to $RESTORE_TIME }on timeline $RESTORE_FROM_TIMELINE and promoted"
-    "${su[@]}" -v ON_ERROR_STOP=1 <<<"$RESET_RECOVERY_SQL" >/dev/null
-    "${su[@]}" -c checkpoint >/dev/null
-    local timeline switchpoint start_lsn
-    read -r timeline switchpoint < <(recovery_end "$home/data")
-    ( cd "$home" && "${AS_DB[@]}" "$PGBIN/pg_ctl" -D "$home/data" -m fast -w -t 120 stop >/dev/null ) ||
-        die "could not stop the recovered database"
-
-    # Patroni adopts the recovered data directory as a new cluster (same system identifier).
+# restore's last step: Patroni adopts node1's recovered directory (the same system identifier), and the
+# same URLs serve again.
+restore_start() {
+    load_configuration || die "no cluster in $DIR"
+    start_ns=${CLUSTER_RESTORE_START_NS:-$(date +%s%N)}
     start_node 1
-    wait_for 90 "node1 to lead" "$home/patroni.log" new_leader_is node1
+    wait_for 90 "node1 to lead" "$NODES/node1/patroni.log" new_leader_is node1
     progress "Patroni leads on node1"
     wait_for 30 "HAProxy's read-write port to follow the leader" "" rw_port_follows_leader
     start_pricesvc 1
     start_pricesvc 2
     wait_for 60 "/readyz through HAProxy" "" http_ok "http://127.0.0.1:$HTTP_PORT/readyz"
-    local ready_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
     progress "pricesvc ready through HAProxy"
-    if $RESTORE_KEEP_OLD; then
-        progress "old data directories kept: $NODES/node*/$aside"
-    else
-        rm -rf -- "$home/$aside" "$NODES/node2/$aside"
-    fi
-    start_lsn=$(pgbr info --output=json --set="$RESTORE_SET" | "$PY" -c '
-import json, sys
-print(json.load(sys.stdin)[0]["backup"][0]["lsn"]["start"])')
-
-    # The restored history is a new timeline: its own full backup is the base the standby is rebuilt
-    # from (Patroni's pgbackrest replica method), and the base of every later backup.
-    pgbr backup --type=full || die "the backup after the restore failed (see $home/pgbackrest/log)"
-    progress "full backup of the new timeline taken"
-    local after
-    # Patroni started the recovered database as a standby and promoted it once more: the timeline it
-    # serves on is its backup's.
-    read -r after timeline < <(pgbr_last_backup_json | "$PY" -c 'import json, sys; b = json.load(sys.stdin); print(b["label"], b["timeline"])')
-    start_node 2
-    wait_for 300 "a leader and a synchronous standby" "$NODES/node2/patroni.log" has_leader_and_sync_standby
-    local complete_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
-    "$PY" -c 'import json, sys
-target, restored, from_timeline, timeline, lsn, replayed, ready, complete, after = sys.argv[1:]
-print(json.dumps({"target": target or "latest", "restored_backup": restored,
-                  "from_timeline": int(from_timeline), "timeline": int(timeline),
-                  "recovered_to_lsn": lsn, "wal_replayed_bytes": int(replayed),
-                  "restore_seconds": round(int(ready) / 1000, 1), "complete_seconds": round(int(complete) / 1000, 1),
-                  "backup_after_restore": after}))' \
-        "$RESTORE_TIME" "$RESTORE_SET" "$RESTORE_FROM_TIMELINE" "$timeline" "$switchpoint" \
-        "$(( $(lsn_bytes "$switchpoint") - $(lsn_bytes "$start_lsn") ))" "$ready_ms" "$complete_ms" "$after"
-    status_line
 }
 
 case $cmd in
@@ -928,5 +890,7 @@ down) down ;;
 backup) backup "$@" ;;
 backups) backups ;;
 restore) restore "$@" ;;
+_restore-stop) restore_stop ;;
+_restore-start) restore_start ;;
 *) usage ;;
 esac

@@ -32,6 +32,13 @@ mkdir -p "$root/usr/share/man/man1"
   "$bin" --help | sed -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"
   printf '.fi\n.SH SEE ALSO\n/usr/share/doc/pricesvc/README.md, /usr/share/doc/pricesvc/docs/\n'
 } | gzip -9n >"$root/usr/share/man/man1/pricesvc.1.gz"
+# And one of `pricesvc-backup --help`.
+{
+  printf '.TH PRICESVC-BACKUP 1 "" "pricesvc %s" "User Commands"\n.SH NAME\npricesvc-backup \\- back up and restore pricesvc'"'"'s PostgreSQL with pgBackRest\n' "$version"
+  printf '.SH DESCRIPTION\n.nf\n'
+  "$root/usr/bin/pricesvc-backup" --help | sed -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"
+  printf '.fi\n.SH SEE ALSO\n/usr/share/doc/pricesvc/docs/operations.md, pgbackrest(1)\n'
+} | gzip -9n >"$root/usr/share/man/man1/pricesvc-backup.1.gz"
 
 doc=$root/usr/share/doc/pricesvc
 rm -f "$doc/LICENSE"
@@ -70,7 +77,7 @@ Architecture: $arch
 Maintainer: pricesvc maintainers <maintainers@pricesvc.invalid>
 Installed-Size: $size
 Depends: adduser, $depends
-Recommends: postgresql-15 | postgresql (>= 15)
+Recommends: postgresql-15 | postgresql (>= 15), pgbackrest, python3, curl
 Section: net
 Priority: optional
 Description: community-reported parking prices behind PostgreSQL row-level security
@@ -79,7 +86,9 @@ Description: community-reported parking prices behind PostgreSQL row-level secur
  SDKs are its clients; PostgreSQL's row-level security is its security boundary.
  .
  This package holds the pricesvc binary (Swift runtime linked in), its SQL
- migrations in /usr/share/pricesvc/migrations, and a hardened systemd unit.
+ migrations in /usr/share/pricesvc/migrations, a hardened systemd unit, and
+ pricesvc-backup (backups, their listing and restores with pgBackRest) with a
+ systemd service and timers that schedule it.
 CONTROL
 echo /etc/pricesvc/pricesvc.env >"$root/DEBIAN/conffiles"
 cat >"$root/DEBIAN/postinst" <<'POSTINST'

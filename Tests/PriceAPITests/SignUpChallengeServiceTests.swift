@@ -100,6 +100,25 @@ struct SignUpChallengeServiceTests {
         #expect(response.status == 200)
         #expect(fixture.database.batches.map { $0.map(statementName) } == [["pricesvc_verified_token", "pricesvc_sign_up"]])
     }
+
+    @Test("a sign-up is counted once the database issued its session; one the database refuses, or that never reaches it, is not")
+    func signUpsAreCountedWhenTheyIssueASession() throws {
+        let counted = #"pricesvc_sign_ups_total{kind="anonymous"} "#
+        let fixture = ServiceFixture(database: RecordingDatabase(answer: Self.signedUp), signUpChallenges: Self.challenges)
+        #expect(fixture.service.metrics.render().contains(counted + "0\n"))
+        #expect(fixture.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: nil))).status == 400)
+        #expect(fixture.handle(fixture.request("POST", "/auth/v1/signup", body: signUpBody(token: try solvedToken(fixture)))).status == 200)
+        let text = fixture.service.metrics.render()
+        #expect(text.contains(counted + "1\n"))
+        #expect(text.contains(#"pricesvc_sign_ups_total{kind="attested"} 0"# + "\n"))
+        #expect(text.contains(#"pricesvc_attestations_total{result="refused"} 0"# + "\n"), "App Attest is off here")
+
+        let refused = ServiceFixture(database: RecordingDatabase { _ throws(DatabaseError) in
+            throw DatabaseError(code: .server, sqlState: "PT429", message: "too many sign-ups", severity: "ERROR")
+        }, signUpChallenges: Self.challenges)
+        #expect(refused.handle(refused.request("POST", "/auth/v1/signup", body: signUpBody(token: try solvedToken(refused)))).status == 429)
+        #expect(refused.service.metrics.render().contains(counted + "0\n"))
+    }
 }
 
 @Suite("The App Attest sign-up token, parsed without I/O")

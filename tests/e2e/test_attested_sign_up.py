@@ -192,6 +192,21 @@ def test_optional_attested_when_sent_plain_when_not(optional_api, ca):
                       "attestation_counter_not_zero")
 
 
+def test_metrics_count_sign_ups_by_kind_and_the_attestation_verdicts(start_server, root_file, ca, anon_key):
+    server = start_server(**attest_settings("optional", root_file))
+    api = server.api(anon_key)
+    assert sign_up(api, token(ca, fetch_challenge(api))).status_code == 200
+    assert sign_up(api, None).status_code == 200
+    assert sign_up(api, token(ca, fetch_challenge(api), counter=7)).status_code == 400
+    replayed = fetch_challenge(api)
+    assert sign_up(api, token(ca, replayed)).status_code == 200
+    assert sign_up(api, token(ca, replayed)).status_code == 400  # verified here, refused by the database
+    metrics = server.metrics()
+    for line in ('pricesvc_sign_ups_total{kind="attested"} 2', 'pricesvc_sign_ups_total{kind="anonymous"} 1',
+                 'pricesvc_attestations_total{result="verified"} 3', 'pricesvc_attestations_total{result="refused"} 1'):
+        assert line + "\n" in metrics, (line, [l for l in metrics.splitlines() if "sign_ups" in l or "attestations" in l])
+
+
 def test_off_ignores_attestations_and_offers_no_challenge(api, ca, optional_api):
     assert "SIGNUP_ATTESTATION" not in GENERAL_SETTINGS
     assert_auth_error(api.get("/auth/v1/challenge", params={"type": "app_attest"}), 422, "attestation_disabled")

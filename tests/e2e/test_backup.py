@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -25,6 +26,25 @@ def backup_sh(*args, timeout: float = 240) -> dict:
     result = subprocess.run([str(BACKUP_SH), *map(str, args)], capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, f"backup.sh {args[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def submitter(api, token: str):
+    """submit(n): n reports, each acknowledged 201; returns their client_report_ids."""
+    def submit(n: int) -> list[str]:
+        rows = [report() for _ in range(n)]
+        for row in rows:
+            assert api.submit(row, token).status_code == 201
+        return [r["client_report_id"] for r in rows]
+    return submit
+
+
+def wait_past_backup(db: Database, backup: dict) -> None:
+    """pgBackRest keeps a backup's stop time in whole seconds, so a restore to T starts from a backup only
+    when it stopped a full second before T: waits (on the database's clock) until `backup` has."""
+    deadline = time.monotonic() + 5
+    while db.scalar(f"select now() >= '{backup['stop']}'::timestamptz + interval '1 second'") != "t":
+        assert time.monotonic() < deadline, f"the database's clock did not pass {backup['stop']} + 1 s"
+        time.sleep(0.05)
 
 
 def assert_repository_keeps_no_secret(pg_dir: Path, repository: str, needles: list[bytes]) -> None:
@@ -86,19 +106,9 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     token = session["access_token"]
     session_id_text = jwt_claims(token)["session_id"]
 
-    def submit(n):
-        rows = [report() for _ in range(n)]
-        for row in rows:
-            assert api.submit(row, token).status_code == 201
-        return [r["client_report_id"] for r in rows]
-
+    submit = submitter(api, token)
     before = submit(4)
-    # pgBackRest keeps a backup's stop time in whole seconds, so a restore to T starts from a backup only
-    # when it stopped a full second before T: wait (on the database's clock) until the full one has.
-    deadline = time.monotonic() + 5
-    while db.scalar(f"select now() >= '{full['stop']}'::timestamptz + interval '1 second'") != "t":
-        assert time.monotonic() < deadline, f"the database's clock did not pass {full['stop']} + 1 s"
-        time.sleep(0.05)
+    wait_past_backup(db, full)
     point_t = db.scalar("select now()")
     middle = submit(3)
     incremental = backup_sh("backup", pg_dir)
@@ -148,3 +158,44 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     assert db.scalar("select count(*) from public.price_reports") == "10"
     plan = backup_sh("restore", pg_dir, "--plan", "--timeline", "1")
     assert plan["timeline"] == 1 and plan["restored_backup"] == incremental["label"], plan
+
+
+def test_the_installed_pricesvc_backup_backs_up_lists_and_restores_a_single_node(own_database, anon_key, tmp_path):
+    """Issue 36, "Installed operator tools": the command `make install` puts in PREFIX/bin, run from a
+    scratch DESTDIR with nothing of the source tree, on the pgBackRest configuration an operator has
+    (here the one scripts/backup.sh's first backup wrote), PostgreSQL stopped and started by pg_ctl."""
+    pg_dir, env, db, server = own_database
+    root = tmp_path / "root"
+    install = subprocess.run([str(REPO / "scripts/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PREFIX": "/opt/pricesvc", "DESTDIR": str(root)})
+    assert install.returncode == 0, install.stdout + install.stderr
+    tool = root / "opt/pricesvc/bin/pricesvc-backup"
+    assert not str(REPO) in tool.read_text()
+
+    def installed(*args, timeout: float = 240) -> dict:
+        result = subprocess.run([str(tool), "--config", str(config), *map(str, args)], capture_output=True,
+                                text=True, timeout=timeout, cwd=tmp_path)
+        assert result.returncode == 0, f"pricesvc-backup {args[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    full = backup_sh("backup", pg_dir, "full")
+    config = (pg_dir / "cluster" if (pg_dir / "cluster").is_symlink() else pg_dir).resolve() / "pgbackrest/pgbackrest.conf"
+    api = server.api(anon_key)
+    token = api.new_session()["access_token"]
+    submit = submitter(api, token)
+    before = submit(2)
+    wait_past_backup(db, full)
+    point_t = db.scalar("select now()")
+    incremental = installed("backup")
+    assert incremental["type"] == "incr" and incremental["prior"] == full["label"]
+    after = submit(2)
+    listed = installed("backups")
+    assert [b["label"] for b in listed["backups"]] == [full["label"], incremental["label"]]
+    assert Path(listed["repository"]).is_dir()
+
+    restored = installed("restore", "--to", point_t)
+    assert restored["restored_backup"] == full["label"] and restored["from_timeline"] == 1, restored
+    assert db.count_reports(before) == 2 and db.count_reports(after) == 0
+    assert restored["backup_after_restore"] in [b["label"] for b in installed("backups")["backups"]]
+    # pricesvc reconnected by itself to the restored database.
+    assert api.submit(report(), token).status_code == 201

@@ -94,6 +94,30 @@ def test_serve_started_from_the_root_directory_finds_the_migrations_it_was_built
         _stop(process)
 
 
+def _assert_backup_tool_installed(prefix: Path, unitdir: Path, runs_as: Path | None = None) -> None:
+    """pricesvc-backup (issue 36) in PREFIX/bin with its code in PREFIX/lib/pricesvc, and the service and
+    timers that schedule it, which systemd accepts (the instances the timers start included). `runs_as`:
+    the path the unit names when PREFIX is a staging root (then systemd cannot verify the instances)."""
+    tool = prefix / "bin/pricesvc-backup"
+    assert os.access(tool, os.X_OK)
+    assert {path.name for path in (prefix / "lib/pricesvc").iterdir()} == {"backup-lib.sh", "backup-info.py"}
+    shown = subprocess.run([str(tool), "--help"], capture_output=True, text=True, timeout=30, cwd="/")
+    assert shown.returncode == 0, shown.stderr
+    for line in ("Usage: pricesvc-backup ", "  backup [full|incr] ", "  backups ", "  restore [--to TIME] [--timeline N|latest]"):
+        assert line in shown.stdout, line
+    refused = subprocess.run([str(tool), "no-such-command"], capture_output=True, text=True, timeout=30, cwd="/")
+    assert refused.returncode == 2 and "Usage: pricesvc-backup" in refused.stderr
+    service = (unitdir / "pricesvc-backup@.service").read_text()
+    assert f"ExecStart={runs_as or tool} $PRICESVC_BACKUP_OPTIONS backup %i" in service.splitlines(), service
+    units = [unitdir / "pricesvc-backup-full.timer", unitdir / "pricesvc-backup-incr.timer"]
+    for timer, instance in zip(units, ("full", "incr")):
+        assert f"Unit=pricesvc-backup@{instance}.service" in timer.read_text().splitlines()
+    if runs_as is None:
+        units += [unitdir / "pricesvc-backup@full.service", unitdir / "pricesvc-backup@incr.service"]
+    verify = subprocess.run(["systemd-analyze", "verify", *map(str, units)], capture_output=True, text=True, timeout=60)
+    assert verify.returncode == 0 and "pricesvc-backup" not in verify.stderr, verify.stderr
+
+
 def test_make_install_puts_a_binary_migrations_and_a_hardened_unit_that_systemd_accepts(migrated, tmp_path):
     prefix = tmp_path / "usr-local"
     result = subprocess.run(["make", "-s", "install", f"PREFIX={prefix}"], cwd=REPO, capture_output=True,
@@ -119,6 +143,7 @@ def test_make_install_puts_a_binary_migrations_and_a_hardened_unit_that_systemd_
     assert "@" not in "".join(line for line in unit.splitlines() if not line.startswith(("#", "SystemCallFilter")))
     verify = subprocess.run(["systemd-analyze", "verify", str(unit_path)], capture_output=True, text=True, timeout=60)
     assert verify.returncode == 0 and "pricesvc.service" not in verify.stderr, verify.stderr
+    _assert_backup_tool_installed(prefix, prefix / "lib/systemd/system")
     # The installed binary, started from /, serves the installed migrations.
     process, url, stderr_path = _serve(migrated, str(binary), tmp_path, cwd="/")
     try:
@@ -133,11 +158,12 @@ def test_the_deb_unpacked_into_a_scratch_root_serves_and_lintian_finds_no_errors
     assert result.returncode == 0, result.stdout + result.stderr
     deb = Path(result.stdout.strip().splitlines()[-1])
     version, commit, _ = _version_line(migrated.bin).groups()
-    fields = subprocess.run(["dpkg-deb", "--field", str(deb), "Package", "Version", "Depends"],
+    fields = subprocess.run(["dpkg-deb", "--field", str(deb), "Package", "Version", "Depends", "Recommends"],
                             capture_output=True, text=True, timeout=60).stdout
     assert "Package: pricesvc" in fields and f"Version: {version}" in fields, fields
     for dependency in ("libc6", "libpq5", "libmicrohttpd12", "adduser"):
         assert dependency in fields, fields
+    assert re.search(r"^Recommends: .*\bpgbackrest\b", fields, re.M), fields
 
     root = tmp_path / "root"
     unpack = subprocess.run(["dpkg", "-x", str(deb), str(root)], capture_output=True, text=True, timeout=120)
@@ -146,6 +172,9 @@ def test_the_deb_unpacked_into_a_scratch_root_serves_and_lintian_finds_no_errors
     assert _version_line(str(binary)).group(2) == commit
     assert (root / "lib/systemd/system/pricesvc.service").is_file()
     assert (root / "usr/share/man/man1/pricesvc.1.gz").is_file() and (root / "usr/share/doc/pricesvc/copyright").is_file()
+    assert (root / "usr/share/man/man1/pricesvc-backup.1.gz").is_file()
+    assert (root / "usr/share/doc/pricesvc/docs/grafana-dashboard.json").is_file()
+    _assert_backup_tool_installed(root / "usr", root / "lib/systemd/system", runs_as=Path("/usr/bin/pricesvc-backup"))
     process, url, stderr_path = _serve(migrated, str(binary), tmp_path, cwd="/")
     try:
         assert f"migrations from {root}/usr/share/pricesvc/migrations (installed)" in stderr_path.read_text()

@@ -23,6 +23,8 @@ public final class ServiceMetrics: Sendable {
     private let readsOnPrimary = AtomicCounter()
     private let replicaFallbacks = AtomicCounter()
     private let readinessChecks = AtomicCounter()
+    private let signUps = (anonymous: AtomicCounter(), attested: AtomicCounter())
+    private let attestations = (verified: AtomicCounter(), refused: AtomicCounter())
     private let databaseErrors: [AtomicCounter]
     private let clientErrors: [AtomicCounter]
     private let databaseWorkers: Int
@@ -64,6 +66,18 @@ public final class ServiceMetrics: Sendable {
     /// A read-only call (function calls, readiness) answered by the replica pool or by the primary.
     func recordRead(onReplica: Bool) {
         (onReplica ? readsOnReplica : readsOnPrimary).add()
+    }
+
+    /// A sign-up the database accepted (a session was issued), with or without an attested key.
+    func recordSignUp(attested: Bool) {
+        (attested ? signUps.attested : signUps.anonymous).add()
+    }
+
+    /// An attestation token of a sign-up (either platform), verified or refused before any database work. (A verified one
+    /// may still be refused by the database as a replayed challenge or a reused key: counted as a
+    /// sign-up or not, never twice here.)
+    func recordAttestation(verified: Bool) {
+        (verified ? attestations.verified : attestations.refused).add()
     }
 
     /// A read-only call that went to the primary because the replica pool could not answer.
@@ -122,6 +136,12 @@ public final class ServiceMetrics: Sendable {
         PrometheusText.family(&out, "pricesvc_readiness_checks_total", .counter,
                     "Readiness checks sent to the database (public /readyz: at most one a second).",
                     [("", readinessChecks.current)])
+        PrometheusText.family(&out, "pricesvc_sign_ups_total", .counter,
+                    "Sign-ups that issued a session, by kind (attested: with an App Attest or Android Key Attestation key).",
+                    [("kind=\"anonymous\"", signUps.anonymous.current), ("kind=\"attested\"", signUps.attested.current)])
+        PrometheusText.family(&out, "pricesvc_attestations_total", .counter,
+                    "Attestation tokens of sign-ups (App Attest, Android), by the instance's verdict before the database.",
+                    [("result=\"verified\"", attestations.verified.current), ("result=\"refused\"", attestations.refused.current)])
         let pool = self.pool()
         PrometheusText.family(&out, "pricesvc_db_pool_connections", .gauge, "Database pool connections by state.",
                     [("state=\"in_use\"", pool.inUse), ("state=\"idle\"", pool.idle)])

@@ -60,7 +60,7 @@ public final class PriceService: Sendable {
         self.quotes = QuoteHandler(calls: calls)
         self.auth = AuthHandler(settings: AuthHandler.Settings(settings), keys: keys, clientKey: clientKey,
                                 refreshChain: refreshChain, signUpChallenges: signUpChallenges,
-                                attestation: signUpAttestation, clock: clock)
+                                attestation: signUpAttestation, metrics: metrics, clock: clock)
         self.offersSignUpChallenge = signUpChallenges != nil
         self.rateLimiter = RateLimiter(perMinute: settings.requestsPerMinutePerIP)
         self.databaseShares = DatabaseShares(perClient: settings.databaseRequestsPerIP,

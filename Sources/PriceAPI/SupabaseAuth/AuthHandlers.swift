@@ -37,6 +37,8 @@ struct AuthHandler: Sendable {
     let signUpChallenges: SignUpChallenges?
     /// `nil` when App Attest sign-up is off (`PRICESVC_SIGNUP_ATTESTATION=off`).
     let attestation: SignUpAttestation?
+    /// Counts sign-ups and attestation verdicts (App Attest and Android) (`pricesvc_sign_ups_total`, `pricesvc_attestations_total`).
+    let metrics: ServiceMetrics
     let clock: @Sendable () -> Double
 
     func now() -> Int { Int(clock()) }
@@ -65,14 +67,17 @@ struct AuthHandler: Sendable {
             let provider: String
             switch attestation.verify(captchaToken: form.captchaToken, now: now()) {
             case .failure(let refusal)?:
+                metrics.recordAttestation(verified: false)
                 return .answer(refusal.apiError.response)
             case .success(.appAttest(let verified))?:
+                metrics.recordAttestation(verified: true)
                 let key = verified.key
                 (spent, provider) = (verified.spent, "app_attest")
                 signUp = Statements.signUpAttested.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst,
                                                           Bytea(sha256(key.keyId)), key.appID, key.environment.rawValue,
                                                           Bytea(key.publicKey), Bytea(key.receipt)))
             case .success(.android(let verified))?:
+                metrics.recordAttestation(verified: true)
                 let key = verified.key
                 let rootOfTrust = key.keyDescription.hardwareEnforced.rootOfTrust
                 (spent, provider) = (verified.spent, "android_key_attestation")
@@ -95,6 +100,7 @@ struct AuthHandler: Sendable {
                 let (userID, sessionID, created, updated) = row
                 let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata,
                                       attestation: provider)
+                self.metrics.recordSignUp(attested: true)
                 return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
                                     issuer: issuing.issuer)
             })
@@ -125,6 +131,7 @@ struct AuthHandler: Sendable {
             }
             let (userID, sessionID, created, updated) = row
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
+            self.metrics.recordSignUp(attested: false)
             return self.session(userID: userID, sessionID: sessionID, refreshToken: refresh.token, user: user,
                                 issuer: issuing.issuer)
         })
