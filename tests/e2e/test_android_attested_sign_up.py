@@ -193,6 +193,18 @@ def test_the_address_limit_applies_to_android_sign_ups(start_server, roots_file,
     assert_auth_error(refused, 429, "over_request_rate_limit")
 
 
+def test_metrics_count_android_sign_ups_and_verdicts_as_attested(start_server, roots_file, ca, anon_key):
+    server = start_server(**android_settings("optional", roots_file))
+    api = server.api(anon_key)
+    assert sign_up(api, token(ca, fetch_challenge(api))).status_code == 200
+    assert sign_up(api, None).status_code == 200
+    assert sign_up(api, token(ca, fetch_challenge(api), security_level=SOFTWARE)).status_code == 400
+    metrics = server.metrics()
+    for line in ('pricesvc_sign_ups_total{kind="attested"} 1', 'pricesvc_sign_ups_total{kind="anonymous"} 1',
+                 'pricesvc_attestations_total{result="verified"} 1', 'pricesvc_attestations_total{result="refused"} 1'):
+        assert line + "\n" in metrics, (line, [l for l in metrics.splitlines() if "sign_ups" in l or "attestations" in l])
+
+
 # ---------------------------------------------------------------- optional
 
 def test_optional_attested_when_sent_plain_when_not_refused_when_bad(optional_api, ca, anon_key):
