@@ -88,7 +88,8 @@ rm -rf "$state"
 mkdir -p "$state"
 eval "$(PG_CLUSTER_THROWAWAY=1 scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
 export PGHOST PGUSER PGDATABASE=pricesvc
-trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true' EXIT
+trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
+  scripts/pg-cluster.sh stop "$state/pg-apart" >/dev/null 2>&1 || true' EXIT
 
 # The replicated topology comes up in the background (its own durable clusters, not the one above); the
 # cluster suite finds it running, or brings up what failed to start.
@@ -153,8 +154,28 @@ cluster_log=$state/cluster-suite.log
 cluster_pid=$!
 selection=(-m "not nightly")
 [ $all = 1 ] && selection=()
+# The slowest end-to-end files that need no state of the others (the packages, the backups, make run,
+# schemathesis) run apart, beside the rest, on a PostgreSQL of their own ($state/pg-apart: its own
+# database, secret and shared server), so the two halves cannot see each other's data or keys.
+apart=(tests/e2e/test_fuzz_openapi.py tests/e2e/test_package.py tests/e2e/test_backup.py tests/e2e/test_make_run.py)
+apart_log=$state/e2e-apart.log
+(
+  started=$(now) result=ok
+  env -u PGHOST -u PGUSER -u PGDATABASE -u PRICESVC_OWNER_URL PG_CLUSTER_THROWAWAY=1 \
+    PRICESVC_TEST_PG_DIR="$state/pg-apart" PRICESVC_TEST_JWT_SECRET="$(head -c 48 /dev/urandom | base64 -w0)" \
+    .venv/bin/pytest -q --durations=10 "${selection[@]}" "${apart[@]}" >"$apart_log" 2>&1 || result=FAILED
+  printf '%s\t%s\n' "$(since "$started")" "$result" >"$apart_log.result"
+) &
+apart_pid=$!
 run_suite "end-to-end (real pricesvc, curl, psql, supabase-py, Chromium)" 300 \
-  .venv/bin/pytest -q --durations=15 "${selection[@]}" tests/e2e
+  .venv/bin/pytest -q --durations=15 "${selection[@]}" "${apart[@]/#/--ignore=}" tests/e2e
+apart_suite="end-to-end, apart (packages, backups, make run, schemathesis), beside the rest"
+step "$apart_suite"
+wait "$apart_pid"
+IFS=$'\t' read -r apart_seconds apart_result <"$apart_log.result" || apart_result=FAILED
+cat "$apart_log"
+echo "-- end-to-end, apart: $apart_result (whole output: $apart_log)"
+record "$apart_suite" "${apart_seconds:-0}" 240 "$apart_result"
 cluster_suite="cluster (beside end-to-end): Patroni failover drill, HAProxy limits, replica reads, restore drill"
 step "$cluster_suite"
 wait "$cluster_pid"
