@@ -172,6 +172,23 @@ create or replace function private.cds_max_location_days() returns integer
 revoke all on function private.cds_max_location_days() from public;
 
 ------------------------------------------------------------------------------------------------------
+-- Places (places.sql)
+------------------------------------------------------------------------------------------------------
+
+-- The widest search places_nearby makes, in metres: 5 km around a destination is already a drive, and
+-- the cost of a search grows with the places inside its radius.
+create or replace function private.places_max_radius_m() returns integer
+    language sql immutable parallel safe
+    return 5000;
+revoke all on function private.places_max_radius_m() from public;
+
+-- The most places one places_nearby call returns.
+create or replace function private.places_max_results() returns integer
+    language sql immutable parallel safe
+    return 100;
+revoke all on function private.places_max_results() from public;
+
+------------------------------------------------------------------------------------------------------
 -- Advisory-lock namespaces: the first key of pg_advisory_xact_lock(int, int), distinct from
 -- `pricesvc migrate`'s session lock, a single bigint key ("pricesvc").
 ------------------------------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ Architecture: $arch
 Maintainer: pricesvc maintainers <maintainers@pricesvc.invalid>
 Installed-Size: $size
 Depends: adduser, $depends
-Recommends: postgresql-15 | postgresql (>= 15)
+Recommends: postgresql-15 | postgresql (>= 15), postgresql-15-postgis-3
 Section: net
 Priority: optional
 Description: community-reported parking prices behind PostgreSQL row-level security
