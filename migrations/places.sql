@@ -172,3 +172,65 @@ end
 $$;
 revoke all on function public.places_nearby(double precision, double precision, integer, text, timestamptz, interval,
                                             integer) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Loaders: `pricesvc import-rates` (a CDS feed's zones) and `pricesvc import-places` (a GeoJSON file),
+-- both checked by the importer first (PublishedRates), each replacing one source's places in the
+-- caller's transaction.
+------------------------------------------------------------------------------------------------------
+
+-- The places of a CDS source: each location id's zone polygon. A location id may have zones one after
+-- another; its place is the zone valid now, else the one that starts last. Called by
+-- private.cds_replace_source in its own transaction, so rates and places change together.
+create or replace function private.places_replace_zones(p_source text, p_zones jsonb)
+    returns integer
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    now_ms constant pg_catalog.int8 := (extract(epoch from pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8;
+    stored integer;
+begin
+    delete from private.places p where p.source = p_source;
+    insert into private.places (source, location_id, name, kind, geom)
+    select distinct on (z.location_id) p_source, z.location_id, z.name, 'curb_zone',
+           extensions.st_setsrid(extensions.st_geomfromgeojson(z.geometry::pg_catalog.text), 4326)
+    from pg_catalog.jsonb_to_recordset(p_zones)
+         as z(location_id pg_catalog.text, name pg_catalog.text, geometry jsonb, start_date pg_catalog.int8,
+              end_date pg_catalog.int8)
+    where z.geometry is not null
+    order by z.location_id,
+             (z.start_date <= now_ms and (z.end_date is null or z.end_date > now_ms)) desc,
+             z.start_date desc;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+revoke all on function private.places_replace_zones(text, jsonb) from public;
+
+-- The places of a GeoJSON source (`pricesvc import-places --source NAME FILE`): {"places": [{"location_id",
+-- "name", "geometry"}]}, each location id once. Replaces the source's places in one statement's
+-- transaction; a source name that a CDS feed uses is refused (its places are its zones'). Returns how
+-- many places the source had before and has now.
+create or replace function private.places_replace_source(p_source text, p_document jsonb)
+    returns table(previous integer, stored integer)
+    language plpgsql volatile set search_path = ''
+as $$
+begin
+    if exists (select from cds.sources s where s.source = p_source) then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('source %L holds published rates: its places are its zones, from import-rates', p_source);
+    end if;
+    -- Concurrent imports of one source take turns.
+    perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(), pg_catalog.hashtext(p_source));
+    delete from private.places p where p.source = p_source;
+    get diagnostics previous = row_count;
+    insert into private.places (source, location_id, name, kind, geom)
+    select p_source, x.location_id, x.name, 'parking',
+           extensions.st_setsrid(extensions.st_geomfromgeojson(x.geometry::pg_catalog.text), 4326)
+    from pg_catalog.jsonb_to_recordset(p_document -> 'places')
+         as x(location_id pg_catalog.text, name pg_catalog.text, geometry jsonb);
+    get diagnostics stored = row_count;
+    return next;
+end
+$$;
+revoke all on function private.places_replace_source(text, jsonb) from public;

@@ -206,6 +206,12 @@ create or replace function private.median_lock_namespace() returns integer
     return 1835361390;
 revoke all on function private.median_lock_namespace() from public;
 
+-- The lock one source's place imports take turns on: 1886151027 = "plas" in ASCII.
+create or replace function private.places_lock_namespace() returns integer
+    language sql immutable parallel safe
+    return 1886151027;
+revoke all on function private.places_lock_namespace() from public;
+
 ------------------------------------------------------------------------------------------------------
 -- What a changed setting invalidates
 ------------------------------------------------------------------------------------------------------

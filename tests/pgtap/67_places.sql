@@ -4,7 +4,7 @@
 -- order (KNN), whatever the radius.
 begin;
 \ir _helpers.psql
-select plan(41);
+select plan(47);
 \ir _cds_helpers.psql
 
 -- A place at a distance and bearing from a point, on PostGIS's sphere (what distance_m measures).
@@ -152,6 +152,29 @@ select results_eq(
     'with a stay, the published columns are price_quotes''');
 select is((select published_cents from places_nearby(37.7955, -122.3937, starts_at => '2026-03-03 10:00-08', duration => '2 hours')
            where location_id = 'nearby:z'), 200::bigint, 'two hours at 100 an hour');
+
+------------------------------------------------------------------------------------------------------
+-- Loaders: a source's places replaced whole, in the caller's transaction
+------------------------------------------------------------------------------------------------------
+
+select results_eq($$select * from private.places_replace_source('tapfile', '{"places": [
+    {"location_id": "tapfile:1", "name": "One", "geometry": {"type": "Point", "coordinates": [-122.3937, 37.7960]}},
+    {"location_id": "tapfile:2", "name": null, "geometry": {"type": "Polygon", "coordinates": [[[-122.3940, 37.7950], [-122.3930, 37.7950], [-122.3930, 37.7952], [-122.3940, 37.7950]]]}}]}')$$,
+                  $$values (0, 2)$$, 'a GeoJSON source''s first import stores its places');
+select results_eq($$select * from private.places_replace_source('tapfile', '{"places": [
+    {"location_id": "tapfile:3", "name": "Three", "geometry": {"type": "MultiPolygon", "coordinates": [[[[-122.3940, 37.7950], [-122.3930, 37.7950], [-122.3930, 37.7952], [-122.3940, 37.7950]]]]}}]}')$$,
+                  $$values (2, 1)$$, 'a re-import replaces them');
+select is((select array_agg(location_id || ' ' || kind) from private.places where source = 'tapfile'), array['tapfile:3 parking'],
+          'only the new file''s places are left');
+select throws_ok($$select * from private.places_replace_source('tapfile', '{"places": [
+    {"location_id": "tapfile:4", "geometry": {"type": "Point", "coordinates": [-122.39, 37.79]}},
+    {"location_id": "tapfile:5", "geometry": {"type": "Point"}}]}')$$,
+                 'XX000', null, 'a document PostGIS cannot read fails (the importer checks every geometry first)');
+select is((select array_agg(location_id) from private.places where source = 'tapfile'), array['tapfile:3'],
+          'and changes nothing');
+select throws_ok($$select * from private.places_replace_source('nearby', '{"places": []}')$$, '22023',
+                 'source ''nearby'' holds published rates: its places are its zones, from import-rates',
+                 'a CDS source''s places are its zones''');
 
 ------------------------------------------------------------------------------------------------------
 -- The plan: the KNN index scan, for a small radius and for the widest, over a dense city
