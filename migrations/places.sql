@@ -85,6 +85,8 @@ declare
     wanted private.rate_kind;
     found integer;
     edge double precision;
+    beyond double precision;
+    reported pg_catalog.text[];
     chunk constant integer := private.max_median_locations();
     sources pg_catalog.text[];
     ids pg_catalog.text[];
@@ -96,10 +98,15 @@ declare
     zoned pg_catalog.text[];
     stay boolean := places_nearby.starts_at is not null;
 begin
-    perform private.places_check_range('lat', places_nearby.lat, -90, 90);
-    perform private.places_check_range('lng', places_nearby.lng, -180, 180);
-    perform private.places_check_range('radius_m', places_nearby.radius_m, 1, private.places_max_radius_m());
-    perform private.places_check_range('max_results', places_nearby.max_results, 1, private.places_max_results());
+    -- The bounds, in one expression (the checker raises only for the first one missed).
+    if not (places_nearby.lat >= -90 and places_nearby.lat <= 90 and places_nearby.lng >= -180 and places_nearby.lng <= 180
+            and places_nearby.radius_m between 1 and private.places_max_radius_m()
+            and places_nearby.max_results between 1 and private.places_max_results()) is true then
+        perform private.places_check_range('lat', places_nearby.lat, -90, 90);
+        perform private.places_check_range('lng', places_nearby.lng, -180, 180);
+        perform private.places_check_range('radius_m', places_nearby.radius_m, 1, private.places_max_radius_m());
+        perform private.places_check_range('max_results', places_nearby.max_results, 1, private.places_max_results());
+    end if;
     if (places_nearby.starts_at is null) <> (places_nearby.duration is null) then
         raise exception using errcode = '22023',
             message = 'starts_at and duration go together: give both or neither',
@@ -112,26 +119,51 @@ begin
     wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
     origin := extensions.st_setsrid(extensions.st_makepoint(places_nearby.lng, places_nearby.lat), 4326)::extensions.geography;
 
-    -- How far the n-th nearest place is, in whole metres (the nearest n if fewer are in the radius).
-    select pg_catalog.count(*)::integer, pg_catalog.max(pg_catalog.round(n.distance))
-      into found, edge
-    from private.places_nearest(origin, places_nearby.radius_m, places_nearby.max_results) n;
+    -- The nearest n + 1 (the KNN scan): the first n are the answer, ordered by whole metres and then
+    -- location_id, unless the next one ties with the n-th on whole metres, when the ids decide which of
+    -- the tied make the cut (below). Ties at the cut are rare, so a search is usually this one scan.
+    select pg_catalog.count(*)::integer,
+           pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank > places_nearby.max_results),
+           pg_catalog.array_agg(c.source order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.location_id order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.name order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.kind order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lat order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lng order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(pg_catalog.round(c.distance)::integer order by c.o) filter (where c.rank <= places_nearby.max_results)
+      into found, edge, beyond, sources, ids, names, kinds, lats, lngs, distances
+    from (select n.*,
+                 pg_catalog.row_number() over (order by n.distance, n.location_id, n.source) as rank,
+                 pg_catalog.row_number() over (order by pg_catalog.round(n.distance), n.location_id, n.source) as o
+          from private.places_nearest(origin, places_nearby.radius_m, places_nearby.max_results + 1) n) c;
     if found = 0 then
         return;
     end if;
 
-    -- The rows: every place within that many whole metres (the ties included), in order, the first n.
-    -- Their ids then read the medians and the published costs.
-    select pg_catalog.array_agg(c.source order by c.o), pg_catalog.array_agg(c.location_id order by c.o),
-           pg_catalog.array_agg(c.name order by c.o), pg_catalog.array_agg(c.kind order by c.o),
-           pg_catalog.array_agg(c.lat order by c.o), pg_catalog.array_agg(c.lng order by c.o),
-           pg_catalog.array_agg(c.distance_m order by c.o)
-      into sources, ids, names, kinds, lats, lngs, distances
-    from (select w.*, pg_catalog.round(w.distance)::integer as distance_m,
-                 pg_catalog.row_number() over (order by pg_catalog.round(w.distance), w.location_id, w.source) as o
-          from private.places_within(origin, least(places_nearby.radius_m::double precision, edge + 0.5)) w
-          where pg_catalog.round(w.distance) <= edge and w.distance <= places_nearby.radius_m) c
-    where c.o <= places_nearby.max_results;
+    if beyond is not null and beyond <= edge then
+        -- A tie at the cut: every place within that many whole metres (the ties included), in order, the
+        -- first n.
+        select pg_catalog.array_agg(c.source order by c.o), pg_catalog.array_agg(c.location_id order by c.o),
+               pg_catalog.array_agg(c.name order by c.o), pg_catalog.array_agg(c.kind order by c.o),
+               pg_catalog.array_agg(c.lat order by c.o), pg_catalog.array_agg(c.lng order by c.o),
+               pg_catalog.array_agg(c.distance_m order by c.o)
+          into sources, ids, names, kinds, lats, lngs, distances
+        from (select w.*, pg_catalog.round(w.distance)::integer as distance_m,
+                     pg_catalog.row_number() over (order by pg_catalog.round(w.distance), w.location_id, w.source) as o
+              from private.places_within(origin, least(places_nearby.radius_m::double precision, edge + 0.5)) w
+              where pg_catalog.round(w.distance) <= edge and w.distance <= places_nearby.radius_m) c
+        where c.o <= places_nearby.max_results;
+    end if;
+    -- The medians are read for the ids the median store holds anything for (a group or a queued report):
+    -- report_medians' own list of every location with data (its overview), so the others, which
+    -- price_medians answers nothing for, cost no exact computation each.
+    -- The groups in one index scan over the ids; the queue by one probe per id (a scalar subquery with a
+    -- limit is never a hashed scan, which a plan kept from while the queue was small would be: medians.sql).
+    reported := array(select g.location_id from private.median_groups g where g.location_id = any (ids)
+                      union
+                      select i.id from pg_catalog.unnest(ids) i(id)
+                      where (select 1 from private.median_queue q where q.location_id = i.id limit 1) is not null);
     if stay then
         zoned := array(select distinct z.location_id from cds.zones z where z.location_id = any (ids));
         perform private.cds_check_location_days(zoned, places_nearby.duration);
@@ -147,8 +179,8 @@ begin
     ),
     medians as materialized (
         select m.*
-        from pg_catalog.generate_series(1, pg_catalog.cardinality(ids), chunk) g(first)
-        cross join lateral private.report_medians(ids[g.first:g.first + chunk - 1], wanted, null) m
+        from pg_catalog.generate_series(1, pg_catalog.cardinality(reported), chunk) g(first)
+        cross join lateral private.report_medians(reported[g.first:g.first + chunk - 1], wanted, null) m
     ),
     published as materialized (
         -- Called only for a stay, and then even when no place has a zone: it checks the stay (22023).
@@ -190,8 +222,8 @@ declare
     now_ms constant pg_catalog.int8 := (extract(epoch from pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8;
     stored integer;
 begin
-    delete from private.places p where p.source = p_source;
-    insert into private.places (source, location_id, name, kind, geom)
+    delete from private.places p where p.source = p_source and p.kind = 'curb_zone';
+    insert into private.places as p (source, location_id, name, kind, geom)
     select distinct on (z.location_id) p_source, z.location_id, z.name, 'curb_zone',
            extensions.st_setsrid(extensions.st_geomfromgeojson(z.geometry::pg_catalog.text), 4326)
     from pg_catalog.jsonb_to_recordset(p_zones)
@@ -200,7 +232,9 @@ begin
     where z.geometry is not null
     order by z.location_id,
              (z.start_date <= now_ms and (z.end_date is null or z.end_date > now_ms)) desc,
-             z.start_date desc;
+             z.start_date desc
+    -- A zone is the place of its location id: it replaces a GeoJSON place of the same source and id.
+    on conflict (source, location_id) do update set name = excluded.name, kind = excluded.kind, geom = excluded.geom;
     get diagnostics stored = row_count;
     return stored;
 end
@@ -208,29 +242,88 @@ $$;
 revoke all on function private.places_replace_zones(text, jsonb) from public;
 
 -- The places of a GeoJSON source (`pricesvc import-places --source NAME FILE`): {"places": [{"location_id",
--- "name", "geometry"}]}, each location id once. Replaces the source's places in one statement's
--- transaction; a source name that a CDS feed uses is refused (its places are its zones'). Returns how
--- many places the source had before and has now.
+-- "name", "geometry"}]}, each location id once. Replaces the source's GeoJSON places in one statement's
+-- transaction; a source that is also a CDS feed keeps its zones, and a feature whose id is one of them is
+-- refused (a zone is the place of its location id). Returns how many places the source had before and
+-- has now (zones not counted).
 create or replace function private.places_replace_source(p_source text, p_document jsonb)
     returns table(previous integer, stored integer)
     language plpgsql volatile set search_path = ''
 as $$
+declare
+    zone_id pg_catalog.text;
 begin
-    if exists (select from cds.sources s where s.source = p_source) then
-        raise exception using errcode = '22023',
-            message = pg_catalog.format('source %L holds published rates: its places are its zones, from import-rates', p_source);
-    end if;
     -- Concurrent imports of one source take turns.
     perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(), pg_catalog.hashtext(p_source));
-    delete from private.places p where p.source = p_source;
+    select z.location_id into zone_id
+    from pg_catalog.jsonb_to_recordset(p_document -> 'places') as x(location_id pg_catalog.text)
+    join private.places z on z.source = p_source and z.location_id = x.location_id and z.kind = 'curb_zone'
+    order by 1 limit 1;
+    if zone_id is not null then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('location id %L is a zone of source %L (import-rates): a zone is the place of its location id',
+                                        zone_id, p_source);
+    end if;
+    delete from private.places p where p.source = p_source and p.kind = 'parking';
     get diagnostics previous = row_count;
+    -- Written in geohash order, so places near one another share pages: a search reads the n nearest
+    -- from a few pages instead of n scattered ones (bench row 16: a third less PostgreSQL time per search
+    -- over a million places than in random order).
     insert into private.places (source, location_id, name, kind, geom)
-    select p_source, x.location_id, x.name, 'parking',
-           extensions.st_setsrid(extensions.st_geomfromgeojson(x.geometry::pg_catalog.text), 4326)
-    from pg_catalog.jsonb_to_recordset(p_document -> 'places')
-         as x(location_id pg_catalog.text, name pg_catalog.text, geometry jsonb);
+    select p_source, x.location_id, x.name, 'parking', x.geom
+    from (select y.location_id, y.name,
+                 extensions.st_setsrid(extensions.st_geomfromgeojson(y.geometry::pg_catalog.text), 4326) as geom
+          from pg_catalog.jsonb_to_recordset(p_document -> 'places')
+               as y(location_id pg_catalog.text, name pg_catalog.text, geometry jsonb)) x
+    order by extensions.st_geohash(x.geom);
     get diagnostics stored = row_count;
     return next;
 end
 $$;
 revoke all on function private.places_replace_source(text, jsonb) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Matching an app's own candidate (a MapKit point of interest, say) to the id everyone reports under
+------------------------------------------------------------------------------------------------------
+
+-- A name as places_match compares it: lower case, every run of characters that are not letters or digits
+-- one space, trimmed. "Ferry-Building Garage" and "ferry building  garage" are the same name.
+create or replace function private.places_normalised_name(name text) returns text
+    language sql immutable parallel safe
+    return pg_catalog.btrim(pg_catalog.regexp_replace(pg_catalog.lower(name), '[^[:alnum:]]+', ' ', 'g'));
+revoke all on function private.places_normalised_name(text) from public;
+
+-- Up to places_match_results() places within radius_m of (lat, lng), best first: by the trigram
+-- similarity of the normalised names (pg_trgm's similarity(), 0 to 1; 0 for a place without a name), then
+-- the nearer, then by location_id. Every place in the radius is a candidate, however unlike its name, so an
+-- app sees what is there; it decides what similarity is enough (docs/api.md).
+create or replace function public.places_match(name text, lat double precision, lng double precision,
+                                               radius_m integer default 150)
+    returns setof private.place_match
+    language plpgsql stable security definer set search_path = '' set jit = off
+as $$
+declare
+    origin extensions.geography;
+    wanted pg_catalog.text;
+begin
+    if places_match.name is null or pg_catalog.char_length(places_match.name) > private.places_max_name_length() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('name must be 1 to %s characters', private.places_max_name_length());
+    end if;
+    wanted := private.places_normalised_name(places_match.name);
+    if wanted = '' then
+        raise exception using errcode = '22023', message = 'name must contain a letter or a digit';
+    end if;
+    perform private.places_check_range('lat', places_match.lat, -90, 90);
+    perform private.places_check_range('lng', places_match.lng, -180, 180);
+    perform private.places_check_range('radius_m', places_match.radius_m, 1, private.places_max_match_radius_m());
+    origin := extensions.st_setsrid(extensions.st_makepoint(places_match.lng, places_match.lat), 4326)::extensions.geography;
+    return query
+    select w.location_id, w.name, pg_catalog.round(w.distance)::integer,
+           coalesce(extensions.similarity(private.places_normalised_name(w.name), wanted), 0)::real as similarity
+    from private.places_within(origin, places_match.radius_m) w
+    order by 4 desc, 3, w.location_id
+    limit private.places_match_results();
+end
+$$;
+revoke all on function public.places_match(text, double precision, double precision, integer) from public;

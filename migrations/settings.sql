@@ -206,6 +206,23 @@ create or replace function private.median_lock_namespace() returns integer
     return 1835361390;
 revoke all on function private.median_lock_namespace() from public;
 
+-- places_match: the widest radius a name is matched in (its default, 150 m, is in its signature), the most
+-- candidates it returns, and the longest name it compares.
+create or replace function private.places_max_match_radius_m() returns integer
+    language sql immutable parallel safe
+    return 1000;
+revoke all on function private.places_max_match_radius_m() from public;
+
+create or replace function private.places_match_results() returns integer
+    language sql immutable parallel safe
+    return 5;
+revoke all on function private.places_match_results() from public;
+
+create or replace function private.places_max_name_length() returns integer
+    language sql immutable parallel safe
+    return 200;
+revoke all on function private.places_max_name_length() from public;
+
 -- The lock one source's place imports take turns on: 1886151027 = "plas" in ASCII.
 create or replace function private.places_lock_namespace() returns integer
     language sql immutable parallel safe

@@ -306,6 +306,24 @@ public enum Statements {
         allPlaces[arguments.mask]
     }
 
+    /// `places_match`'s result columns (private.place_match; similarity, a real, sent as double precision).
+    public static let placeMatchColumns: [SQLColumn] = [
+        SQLColumn("location_id", .text), SQLColumn("name", .text), SQLColumn("distance_m", .integer),
+        SQLColumn("similarity", .doublePrecision),
+    ]
+
+    /// `places_match(name, lat, lng)` and, when `radius_m` is given, with it: the function's default otherwise.
+    public static let placeMatches: [Statement<(String, String, String, String?), TextRow>] = [false, true].map { radius in
+        Statement(name: "pricesvc_places_match\(radius ? "_radius" : "")", sql: """
+            select m.location_id, m.name, m.distance_m, m.similarity::double precision
+            from public.places_match(name => $1, lat => $2::double precision, lng => $3::double precision\(radius ? ", radius_m => $4::integer" : "")) m
+            """,
+            parameters: [SQLParameter("name", .text), SQLParameter("lat", .doublePrecision), SQLParameter("lng", .doublePrecision)]
+                + (radius ? [SQLParameter("radius_m", .integer)] : []),
+            columns: placeMatchColumns,
+            encode: { arguments in [arguments.0, arguments.1, arguments.2] + (radius ? [arguments.3] : []) })
+    }
+
     /// Sent after the identity statement, before an expensive call: its own statement timeout, for this
     /// transaction only. The server restarts the timer at each statement of the pipeline, so it applies
     /// to the call that follows.
@@ -429,7 +447,7 @@ public enum Statements {
         signUpAttested.description,
     ] + allQuotes.map(\.description)
         // Migration 0022's: on an older database they fail to prepare, and are retried on use.
-        + allPlaces.map(\.description)
+        + allPlaces.map(\.description) + placeMatches.map(\.description)
 
     /// What every pooled connection prepares.
     public static let all: [PreparedStatement] = catalog.map { PreparedStatement(name: $0.name, sql: $0.sql) }

@@ -283,3 +283,30 @@ def test_property_order_and_distance_agree_with_haversine_and_medians_equal_pric
     assert checked >= 200, f"only {checked} rows compared"
     assert with_median >= 5, f"only {with_median} rows had a median"
     assert db.scalar(f"select count(*) from private.places where source = '{source}'") == "400"
+
+
+def test_places_match_maps_an_apps_candidate_to_the_place_everyone_reports_under(migrated, tmp_path, client, api, token):
+    lat, lng = somewhere()
+    source = new_source()
+    assert import_places(migrated, source, [
+        point("ferry", *offset(lat, lng, 30, 0), name="Ferry Building Garage"),
+        point("pier", *offset(lat, lng, 10, 10), name="Pier 1 Lot"),
+        point("far", *offset(lat, lng, 400, 0), name="Ferry Building Garage"),
+    ], tmp_path).returncode == 0
+    # A MapKit point of interest, named its own way, a little off.
+    rows = client.rpc("places_match", {"name": "Ferry-Building garage", "lat": lat, "lng": lng}).execute().data
+    assert [r["location_id"] for r in rows] == [f"{source}:ferry", f"{source}:pier"], "best first; nothing past 150 m"
+    assert rows[0]["similarity"] == 1 and rows[0]["name"] == "Ferry Building Garage" and abs(rows[0]["distance_m"] - 30) <= 1
+    assert 0 <= rows[1]["similarity"] < 0.3
+    wider = api.get("/rest/v1/rpc/places_match", token=token,
+                    params={"name": "ferry building garage", "lat": str(lat), "lng": str(lng), "radius_m": "500"}).json()
+    assert [r["location_id"] for r in wider] == [f"{source}:ferry", f"{source}:far", f"{source}:pier"]
+    for body, code, message in [
+        ({"name": "--", "lat": lat, "lng": lng}, "22023", "name must contain a letter or a digit"),
+        ({"name": "x" * 201, "lat": lat, "lng": lng}, "22023", "name must be 1 to 200 characters"),
+        ({"name": "x", "lat": lat, "lng": lng, "radius_m": 1001}, "22023", "radius_m must be between 1 and 1000"),
+        ({"name": "x", "lat": 95, "lng": lng}, "22023", "lat must be between -90 and 90"),
+    ]:
+        error = assert_postgrest_error(api.rpc("places_match", body, token), 400, code)
+        assert message in error["message"], (body, error)
+    assert_postgrest_error(api.rpc("places_match", {"name": "x", "lat": lat}, token), 404, "PGRST202")

@@ -2,7 +2,7 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(33);
+select plan(35);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
@@ -76,6 +76,8 @@ create function evil.places_max_results() returns integer language sql return 10
 create function evil.st_distance(anyelement, anyelement, boolean) returns double precision language sql as 'select 0::double precision';
 create function evil.st_dwithin(anyelement, anyelement, double precision, boolean) returns boolean language sql as 'select true';
 create function evil.round(double precision) returns double precision language sql return 0;
+create function evil.similarity(text, text) returns real language sql return 1;
+create function evil.lower(text) returns text language sql return 'hijack:quiet';
 create table evil.places (source text, location_id text, name text, kind text, lat double precision, lng double precision);
 insert into evil.places values ('evil', 'hijack:fake', 'fake', 'parking', 48.8566, 2.3522);
 grant all on all tables in schema evil to public;
@@ -149,6 +151,10 @@ select throws_ok($$select tap.evil('select * from public.places_nearby(48.8566, 
                  '22023', 'radius_m must be between 1 and 5000', 'places_nearby(): the widest radius is not raised');
 select throws_ok($$select tap.evil('select * from public.places_nearby(48.8566, 2.3522, max_results => 101)')$$,
                  '22023', 'max_results must be between 1 and 100', 'places_nearby(): the most results are not raised');
+select results_eq($$select * from tap.evil('select location_id, distance_m, similarity from public.places_match(''Hijack garage'', 48.8566, 2.3522)')$$,
+                  array['(hijack:garage,100,1)'], 'places_match(): real names, similarity, distances and radius');
+select throws_ok($$select tap.evil('select * from public.places_match(''x'', 48.8566, 2.3522, 1001)')$$,
+                 '22023', 'radius_m must be between 1 and 1000', 'places_match(): the widest radius is not raised');
 reset role;
 set local role price_analyst;
 select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,

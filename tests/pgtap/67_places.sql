@@ -4,7 +4,7 @@
 -- order (KNN), whatever the radius.
 begin;
 \ir _helpers.psql
-select plan(47);
+select plan(51);
 \ir _cds_helpers.psql
 
 -- A place at a distance and bearing from a point, on PostGIS's sphere (what distance_m measures).
@@ -172,9 +172,21 @@ select throws_ok($$select * from private.places_replace_source('tapfile', '{"pla
                  'XX000', null, 'a document PostGIS cannot read fails (the importer checks every geometry first)');
 select is((select array_agg(location_id) from private.places where source = 'tapfile'), array['tapfile:3'],
           'and changes nothing');
-select throws_ok($$select * from private.places_replace_source('nearby', '{"places": []}')$$, '22023',
-                 'source ''nearby'' holds published rates: its places are its zones, from import-rates',
-                 'a CDS source''s places are its zones''');
+-- A source that is both: its zones (import-rates) and its GeoJSON places side by side.
+select private.places_replace_source('both', '{"places": [{"location_id": "both:1", "geometry": {"type": "Point", "coordinates": [1, 1]}},
+                                                         {"location_id": "both:2", "geometry": {"type": "Point", "coordinates": [1, 1]}}]}') \g /dev/null
+select is(private.places_replace_zones('both', '[{"location_id": "both:2", "name": "Zone", "start_date": 0,
+    "geometry": {"type": "Polygon", "coordinates": [[[1, 1], [1, 1.001], [1.001, 1.001], [1, 1]]]}}]'), 1,
+          'a zone replaces the GeoJSON place of its location id');
+select is((select array_agg(location_id || ' ' || kind order by location_id) from private.places where source = 'both'),
+          array['both:1 parking', 'both:2 curb_zone'], 'and leaves the others');
+select throws_ok($$select * from private.places_replace_source('both', '{"places": [
+    {"location_id": "both:2", "geometry": {"type": "Point", "coordinates": [0, 0]}}]}')$$, '22023',
+                 'location id ''both:2'' is a zone of source ''both'' (import-rates): a zone is the place of its location id',
+                 'a feature whose id is one of the source''s zones is refused');
+select results_eq($$select * from private.places_replace_source('both', '{"places": []}')$$, $$values (1, 0)$$,
+                  'a GeoJSON re-import replaces only the GeoJSON places');
+select is((select array_agg(location_id) from private.places where source = 'both'), array['both:2'], 'the zone stays');
 
 ------------------------------------------------------------------------------------------------------
 -- The plan: the KNN index scan, for a small radius and for the widest, over a dense city

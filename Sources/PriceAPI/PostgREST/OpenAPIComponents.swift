@@ -121,7 +121,8 @@ extension OpenAPIDocument {
         static let median = RowShape(schema: "Median", columns: MedianQuery.columns, optionSuffix: "")
         static let quote = RowShape(schema: "Quote", columns: QuoteQuery.columns, optionSuffix: "_quotes")
         static let place = RowShape(schema: "Place", columns: PlacesQuery.columns, optionSuffix: "_places", geoJSON: true)
-        static let all = [median, quote, place]
+        static let match = RowShape(schema: "PlaceMatch", columns: PlaceMatchQuery.columns, optionSuffix: "_matches")
+        static let all = [median, quote, place, match]
 
         /// Whether `Accept: application/geo+json` answers a FeatureCollection (the rows have lat and lng).
         var geoJSON = false
@@ -280,6 +281,16 @@ extension OpenAPIDocument {
             ],
             "Quote": quoteSchema,
             "Place": placeSchema,
+            "PlaceMatch": [
+                "type": "object",
+                "description": "A row of places_match: a place within the radius, best first (similarity, then distance, then location_id); with select= only the selected (or aliased) columns",
+                "properties": [
+                    "location_id": ["type": "string"],
+                    "name": ["type": "string", "nullable": true],
+                    "distance_m": ["type": "integer", "minimum": 0, "maximum": 1000],
+                    "similarity": ["type": "number", "minimum": 0, "maximum": 1, "description": "pg_trgm similarity of the normalised names (0 for a place without a name)"],
+                ],
+            ],
             "Error": [
                 "type": "object", "required": ["code", "details", "hint", "message"], "additionalProperties": false,
                 "description": "PostgREST's error body",

@@ -271,6 +271,29 @@ public enum OpenAPIDocument {
                     ["name": "max_results", "in": "query", "description": "At most this many places, 1 to 100 (default 20)",
                      "schema": ["type": "integer", "minimum": 1, "maximum": 100]],
                 ]),
+            ReadFunction(
+                name: "places_match",
+                summary: "Which existing place an app's own candidate (a name at a point) is: up to 5 places within radius_m, by trigram similarity of their normalised names, then the nearer, then by location_id",
+                rows: .match,
+                body: ["type": "object", "required": ["name", "lat", "lng"], "additionalProperties": false, "properties": [
+                    "name": ["type": "string", "minLength": 1, "maxLength": 200, "pattern": .string(anchored("[^\u{0}]*")), "example": "Ferry Building Garage",
+                             "description": "At most 200 characters, with a letter or a digit (else 400, 22023)"],
+                    "lat": ["type": "number", "minimum": -90, "maximum": 90, "example": 37.7955],
+                    "lng": ["type": "number", "minimum": -180, "maximum": 180, "example": -122.3937],
+                    "radius_m": ["type": "integer", "minimum": 1, "maximum": 1000, "default": 150],
+                ]],
+                queryArguments: [
+                    ["name": "name", "in": "query", "required": true, "description": "The candidate's name, at most 200 characters",
+                     "schema": ["type": "string", "minLength": 1, "maxLength": 200,
+                                "pattern": .string(anchored(#"(?!(not\.)?[a-z]+(\([a-z]+\))?\.)"# + "[^\u{0}]*")),
+                                "example": "Ferry Building Garage"]],
+                    ["name": "lat", "in": "query", "required": true, "description": "Degrees north, -90 to 90",
+                     "schema": ["type": "string", "pattern": .string(degrees), "example": "37.7955"]],
+                    ["name": "lng", "in": "query", "required": true, "description": "Degrees east, -180 to 180",
+                     "schema": ["type": "string", "pattern": .string(degrees), "example": "-122.3937"]],
+                    ["name": "radius_m", "in": "query", "description": "Metres, 1 to 1000 (default 150)",
+                     "schema": ["type": "integer", "minimum": 1, "maximum": 1000]],
+                ]),
         ]
     }
 }

@@ -82,7 +82,7 @@ struct PlacesQuery: Sendable, Equatable {
 
     /// A finite decimal number, from JSON or query-string text: what `double precision` reads, less NaN
     /// and the infinities (the database would only refuse them as out of range).
-    private static func decimal(_ argument: RPCCall.Argument) -> String? {
+    static func decimal(_ argument: RPCCall.Argument) -> String? {
         switch argument {
         case .text(let value):
             // The query string's form, as the OpenAPI document states it: no exponent, no sign but a minus.
@@ -99,7 +99,7 @@ struct PlacesQuery: Sendable, Equatable {
     nonisolated(unsafe) private static let degreesForm = try! Regex(degreesPattern)
 
     /// An `integer`, from a JSON integer or query-string digits; 22003 beyond PostgreSQL's range.
-    private static func integer(_ argument: RPCCall.Argument, named name: String) -> Result<String, APIError> {
+    static func integer(_ argument: RPCCall.Argument, named name: String) -> Result<String, APIError> {
         let parsed: Result<TypedValue, APIError>
         switch argument {
         case .text(let value): parsed = ColumnType.integer.value(value)
@@ -113,7 +113,7 @@ struct PlacesQuery: Sendable, Equatable {
         }
     }
 
-    private static func details(_ argument: RPCCall.Argument) -> String {
+    static func details(_ argument: RPCCall.Argument) -> String {
         switch argument {
         case .text(let value): return "Got '\(JSONBody.printable(String(value.prefix(60))))'"
         case .json(.null): return "Got null"
@@ -129,6 +129,61 @@ struct PlacesQuery: Sendable, Equatable {
         let statement = Statements.places(for: arguments)
         return (statement.prepared, statement.encoded(arguments))
     }
+}
+
+/// A call of `places_match`: which existing places an app's own candidate (a name at a point) may be,
+/// best first. `name`, `lat` and `lng` are required, `radius_m` optional; types are checked here, bounds
+/// (the name's length, the coordinates, the radius) by the database (22023), as for `places_nearby`.
+struct PlaceMatchQuery: Sendable, Equatable {
+    var name: String
+    var lat: String
+    var lng: String
+    var radiusMetres: String?
+
+    static let functionName = RPCFunction.placesMatch.rawValue
+    static let columns = Statements.placeMatchColumns.map(ResultColumn.init)
+
+    static func parse(isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
+                      contentType: String?) -> Result<PlaceMatchQuery, APIError> {
+        let call: RPCCall
+        switch RPCCall.read(functionName, isRead: isRead, queryArguments: queryArguments, body: body, contentType: contentType) {
+        case .success(let read): call = read
+        case .failure(let error): return .failure(error)
+        }
+        let names = call.arguments.map(\.name)
+        guard names.contains("lat"), names.contains("lng"),
+              call.checkNames(allowed: ["name", "lat", "lng", "radius_m"], required: "name", available: RPCFunction.signatures) == nil else {
+            return .failure(RPCCall.noSuchFunction(functionName, arguments: names, available: RPCFunction.signatures))
+        }
+        var query = PlaceMatchQuery(name: "", lat: "", lng: "", radiusMetres: nil)
+        for (key, argument) in call.arguments {
+            switch key {
+            case "name":
+                switch argument.string(named: key) {
+                case .success(let text): query.name = text
+                case .failure(let error): return .failure(error)
+                }
+            case "lat", "lng":
+                guard let number = PlacesQuery.decimal(argument) else {
+                    return .failure(.badRequest("22P02", "\(key) must be a number of degrees, e.g. 37.7955",
+                                                details: PlacesQuery.details(argument)))
+                }
+                if key == "lat" { query.lat = number } else { query.lng = number }
+            default:
+                switch PlacesQuery.integer(argument, named: key) {
+                case .success(let number): query.radiusMetres = number
+                case .failure(let error): return .failure(error)
+                }
+            }
+        }
+        return .success(query)
+    }
+
+    var statement: Statement<(String, String, String, String?), TextRow> {
+        Statements.placeMatches[radiusMetres == nil ? 0 : 1]
+    }
+
+    var parameters: (String, String, String, String?) { (name, lat, lng, radiusMetres) }
 }
 
 /// `POST|GET|HEAD /rest/v1/rpc/places_nearby`: read options and arguments parsed on the event loop; identity +
@@ -157,5 +212,26 @@ struct PlacesHandler: Sendable {
         let cost: DatabaseShare.Cost = places.arguments.startsAt == nil ? .ordinary : .expensive
         return .database(calls.plan(statement.query(places.arguments), rows: statement.cells, columns: PlacesQuery.columns,
                                     options: options, caller: caller, cost: cost))
+    }
+
+    /// `POST|GET|HEAD /rest/v1/rpc/places_match`, the same way.
+    func match(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
+        let isRead = request.method == "GET" || request.method == "HEAD"
+        let options: ReadOptions
+        let queryArguments: [(String, String)]
+        switch ReadOptions.parse(query: request.query, headers: request, columns: PlaceMatchQuery.columns,
+                                 relation: PlaceMatchQuery.functionName, isRead: isRead) {
+        case .success(let parsed): (options, queryArguments) = parsed
+        case .failure(let error): return .answer(error.response)
+        }
+        let match: PlaceMatchQuery
+        switch PlaceMatchQuery.parse(isRead: isRead, queryArguments: queryArguments, body: request.body,
+                                     contentType: request.header("content-type")) {
+        case .success(let parsed): match = parsed
+        case .failure(let error): return .answer(error.response)
+        }
+        let statement = match.statement
+        return .database(calls.plan(statement.query(match.parameters), rows: statement.cells, columns: PlaceMatchQuery.columns,
+                                    options: options, caller: caller))
     }
 }

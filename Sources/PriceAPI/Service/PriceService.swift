@@ -177,6 +177,8 @@ public final class PriceService: Sendable {
             return quotes.call(request, caller: caller)
         case .rpc(PlacesQuery.functionName):
             return places.call(request, caller: caller)
+        case .rpc(PlaceMatchQuery.functionName):
+            return places.match(request, caller: caller)
         case .rpc(let name):
             return medians.call(name, request, caller: caller)
         case .unknownTable(let name):
