@@ -160,10 +160,12 @@ begin
     -- price_medians answers nothing for, cost no exact computation each.
     -- The groups in one index scan over the ids; the queue by one probe per id (a scalar subquery with a
     -- limit is never a hashed scan, which a plan kept from while the queue was small would be: medians.sql).
-    reported := array(select g.location_id from private.median_groups g where g.location_id = any (ids)
+    reported := array(select g.location_id from private.median_groups g
+                      where g.location_id = any (ids) and g.rate_kind = wanted::pg_catalog.text
                       union
                       select i.id from pg_catalog.unnest(ids) i(id)
-                      where (select 1 from private.median_queue q where q.location_id = i.id limit 1) is not null);
+                      where (select 1 from private.median_queue q
+                             where q.location_id = i.id and q.rate_kind = wanted::pg_catalog.text limit 1) is not null);
     if stay then
         zoned := array(select distinct z.location_id from cds.zones z where z.location_id = any (ids));
         perform private.cds_check_location_days(zoned, places_nearby.duration);
