@@ -7,7 +7,7 @@ import PackageDescription
 // input (Tests/FuzzReplayTests, in `make test`). Its own package, so the sanitizer build never touches the
 // service's .build. The service is named "pricesvc" here whatever its directory is called (a path
 // dependency is otherwise known by its directory's name).
-let targets = ["FuzzJSON", "FuzzReadOptions", "FuzzToken", "FuzzTime", "FuzzCurbFeed", "FuzzRequestHead",
+let targets = ["FuzzJSON", "FuzzReadOptions", "FuzzToken", "FuzzTime", "FuzzCurbFeed", "FuzzPlacesFile", "FuzzRequestHead",
                "FuzzRequestFraming", "FuzzAttestation", "FuzzKeyAttestation"]
 
 let package = Package(

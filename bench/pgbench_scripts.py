@@ -16,6 +16,9 @@ pipelined with one Sync like PriceDB's ConnectionPool.run:
   OUT_DIR/pgbench-read-floor.sql  identity + the read floor: the rows of :ids read by primary key from
                                bench.floor_medians (bench/read_floor.sql), the location ids passed as pricesvc
                                passes them to price_medians (one JSON array), the median columns selected
+  OUT_DIR/pgbench-places.sql   identity + places_nearby (POST /rest/v1/rpc/places_nearby with radius_m, rate_kind and
+                               max_results), at a point drawn at random in the seeded area (bench/places_seed.sql) on
+                               every call, as wrk's places mode draws; OUT_DIR/pgbench-places-stay.sql with a stay
   OUT_DIR/pgbench-verified.sql the submission script again, for row 2's rounds (reporters of their own,
                                bench.tokens side 'verified', so no reporter nears the cap)
   OUT_DIR/pgbench-floor.sql    the floor: the submission script, run as role bench_floor (bench/setup.sql:
@@ -42,6 +45,8 @@ NEEDED = {
     "insertReports": "pricesvc_insert_reports",
     "medians": "pricesvc_medians_rows",
     "quotes": "pricesvc_quotes_rows",
+    # places_nearby with radius_m, rate_kind and max_results given (and a stay, or null for none).
+    "places": "pricesvc_places_nearby_7",
 }
 
 
@@ -99,6 +104,18 @@ def main() -> None:
         script.write(bind(found["identity"], {1: ":role", 2: ":token"}) + ";\n")
         script.write(bind(found["quotes"], {1: ":ids", 2: ":kind", 3: ":starts", 4: ":duration"}) + ";\n")
         script.write("\\endpipeline\n")
+    # Without a stay pricesvc sends starts_at and duration as NULL parameters; pgbench cannot hold a NULL in a
+    # variable, so that script has the NULLs in its text.
+    for name, stay in (("places", {3: "null", 4: "null"}), ("places-stay", {3: ":starts", 4: ":duration"})):
+        with open(f"{out_dir}/pgbench-{name}.sql", "w") as script:
+            script.write(header.format("identity + places_nearby" + (", with a stay" if name == "places-stay" else "")))
+            # A point in the seeded area (bench/places_seed.sql), to the microdegree: 37.70..37.82 N, 122.52..122.36 W.
+            script.write("\\set lat random(37700000, 37820000) / 1000000.0\n"
+                         "\\set lng random(-122520000, -122360000) / 1000000.0\n")
+            script.write("\\startpipeline\n")
+            script.write(bind(found["identity"], {1: ":role", 2: ":token"}) + ";\n")
+            script.write(bind(found["places"], {1: ":lat", 2: ":lng", **stay, 5: ":radius", 6: ":kind", 7: ":max"}) + ";\n")
+            script.write("\\endpipeline\n")
     with open(f"{out_dir}/pgbench-read-floor.sql", "w") as script:
         script.write(header.format("identity + the read floor, 12 stored rows by primary key"))
         script.write("\\startpipeline\n")

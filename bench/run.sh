@@ -24,6 +24,10 @@
 #      share of submissions (wrk); searches/s and PostgreSQL CPU per search, reported without a target
 #  15. the stay-length curve: price_quotes for 1 location (bench-stay:metered) and stays of 1 hour,
 #      1 day, 30 days and 366 days (pgbench); PostgreSQL CPU per call, 366 days vs 1 hour
+#  16. places_nearby (500 m, 20 results, no stay) via pgbench over BENCH_PLACES places in a city-sized area,
+#      BENCH_LOCATIONS of them with the seeded reports, at a random point each call, vs the read floor (row 12)
+#  17. the same call through pricesvc (wrk) vs pgbench on the same SQL
+#  18. the same call with a 2-hour stay vs without (pgbench; report only)
 #
 # Everything runs on loopback and Unix sockets under var/bench; every process started here is
 # stopped on exit. Settings (environment):
@@ -55,6 +59,9 @@
 #   BENCH_PORT, BENCH_NGINX_PORT  (default: free ports)
 #   PRICESVC_BIN            default .build/release/pricesvc
 #   BENCH_KEEP_PG=1         leave the bench PostgreSQL running at the end (faster reruns)
+#   BENCH_PLACES=1000000    places seeded once for rows 16-18 (bench/places_seed.sql)
+#   BENCH_PLACES_ONLY=1     after the set-up, run only the read floor (row 12) and the places rows (16-18),
+#                           print them and stop (with BENCH_SCALE_REPORTS=0, the shortest way to measure them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd -P)
@@ -72,6 +79,8 @@ SEED_LOCATIONS=${BENCH_LOCATIONS:-20000}
 POPULAR_REPORTS=${BENCH_POPULAR_REPORTS:-100000}
 POPULAR_REPORTERS=${BENCH_POPULAR_REPORTERS:-20000}
 SCALE_REPORTS=${BENCH_SCALE_REPORTS:-10000000}
+PLACES=${BENCH_PLACES:-1000000}
+PLACES_ONLY=${BENCH_PLACES_ONLY:-0}
 WARMUP=${BENCH_WARMUP_SECONDS:-2}
 ROUNDS=${BENCH_ROUNDS:-2}
 SUBMIT_ROUNDS=${BENCH_SUBMIT_ROUNDS:-4}
@@ -214,6 +223,12 @@ if [ "$(psql_su -tAc "select count(*) from bench.seeded
                       where what = 'read-floor' and to_regclass('bench.floor_medians') is not null")" != 1 ]; then
   note "building the read floor (bench.floor_medians: one row per seeded location)"
   psql_su -v marker=read-floor -f bench/read_floor.sql >/dev/null
+fi
+# The places of rows 16-18, once per shape.
+places_marker="places:$PLACES:$SEED_LOCATIONS:geohash"
+if [ "$PLACES" -gt 0 ] && [ "$(psql_su -tAc "select count(*) from bench.seeded where what = '$places_marker'")" != 1 ]; then
+  note "seeding $PLACES places, $SEED_LOCATIONS of them the seeded locations (once)"
+  psql_su -v places="$PLACES" -v reported="$SEED_LOCATIONS" -v marker="$places_marker" -f bench/places_seed.sql >/dev/null
 fi
 seeded=$(psql_su -tAc "select count(*) from public.price_reports where location_id like 'bench:loc-%'")
 if [ "$SCALE_REPORTS" -gt 0 ]; then
@@ -498,6 +513,7 @@ note "warm-up ${WARMUP}s (healthz; the seeded table is read once into shared buf
 psql_su -c "select count(*) from public.price_reports" >/dev/null
 run_wrk warmup healthz "$app" "$CLIENTS" "$WARMUP" "$pricesvc_pid"
 
+if [ "$PLACES_ONLY" != 1 ]; then  # BENCH_PLACES_ONLY: straight to rows 12 and 16-18
 # Row 5f: row 5 on fresh statistics, before anything else has run. A freshly seeded or restored database
 # has just been analyzed; with those statistics row 5 once read 0.03 (the planner read every report of
 # the popular place in each call: migrations/medians.sql, the totals' expiry correction). Reseeding takes
@@ -531,6 +547,8 @@ for round in $(seq "$ROUNDS"); do
        -D role=authenticated -D token="$reader" -D ids="$locations_json"; save medians ref'
 done
 
+fi
+
 # Rows 12 and 13: what reading 12 stored rows costs, by the same clients in the same protocol (identity
 # statement, token verified, one pipeline), against rows 4's and 10's pgbench sides of this run.
 for round in $(seq "$ROUNDS"); do
@@ -538,6 +556,53 @@ for round in $(seq "$ROUNDS"); do
   run_pgbench read-floor "$state/run/pgbench-read-floor.sql" "$SECS" \
     -D role=authenticated -D token="$reader" -D ids="$locations_json"; save read_floor ref
 done
+
+# Rows 16-18: places_nearby as a driver's app asks it (500 m, 20 results), at a random point of the seeded
+# city each call; pgbench and wrk draw from the same area. Row 16 sets pgbench's rate against the read
+# floor (row 12, same clients and protocol), row 17 pricesvc's against pgbench's, row 18 prices a 2-hour stay.
+places_rows() {
+  [ "$PLACES" -gt 0 ] || return 0
+  local round
+  for round in $(seq "$ROUNDS"); do
+    note "16/17. places_nearby (500 m, 20 results): pricesvc vs pgbench (${SECS}s each), round $round"
+    in_order "$round" \
+      'run_wrk places-pricesvc places "$app" "$CLIENTS" "$SECS" "$pricesvc_pid"; save places app; drain' \
+      'run_pgbench places-pgbench "$state/run/pgbench-places.sql" "$SECS" \
+         -D role=authenticated -D token="$reader" -D radius=500 -D kind=hourly -D max=20; save places ref'
+    note "18. places_nearby with a 2-hour stay (pgbench, ${SECS}s), round $round"
+    run_pgbench places-stay "$state/run/pgbench-places-stay.sql" "$SECS" \
+      -D role=authenticated -D token="$reader" -D radius=500 -D kind=hourly -D max=20 \
+      -D starts="$QUOTE_STARTS" -D duration="$QUOTE_DURATION"; save places_stay ref
+  done
+}
+places_report() {
+  local r16 r17 r18
+  r16=$(ratio "${T[places.ref.rate]}" "${T[read_floor.ref.rate]}")
+  r17=$(ratio "${T[places.app.rate]}" "${T[places.ref.rate]}")
+  r18=$(ratio "${T[places_stay.ref.rate]}" "${T[places.ref.rate]}")
+  echo "| 16 | places_nearby(500 m, 20 results) calls/s over $PLACES places (pgbench) vs the read floor (row 12) | ${T[places.ref.rate]} | ${T[read_floor.ref.rate]} | $r16 | ≥ 0.3 $(verdict "$r16" 0.3) |"
+  echo "| 17 | places_nearby(500 m, 20 results) req/s through pricesvc vs pgbench on the same SQL | ${T[places.app.rate]} | ${T[places.ref.rate]} | $r17 | ≥ 0.85 $(verdict "$r17" 0.85) |"
+  echo "| 18 | places_nearby with a 2-hour stay vs without, pgbench calls/s | ${T[places_stay.ref.rate]} | ${T[places.ref.rate]} | $r18 | report (no target) |"
+}
+places_details() {
+  echo "  places (rows 16-18):              $PLACES places, $SEED_LOCATIONS with reports; PostgreSQL CPU ms per call ${T[places.ref.pg]} (pgbench), ${T[places.app.pg]} (pricesvc), ${T[places_stay.ref.pg]} with a stay; pgbench average latency ${T[places.ref.p99]} ms (${T[places_stay.ref.p99]} with a stay), wrk p50 / p99 ${T[places.app.p50]} / ${T[places.app.p99]} ms; non-2xx ${T[places.app.bad]} (statuses ${T[places.app.statuses]:-none}); rounds 16 $(round_ratios "${T[places.ref.rates]}" "${T[read_floor.ref.rates]}"), 17 $(round_ratios "${T[places.app.rates]}" "${T[places.ref.rates]}")"
+}
+
+if [ "$PLACES_ONLY" = 1 ]; then
+  places_rows
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+  verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r + 0 >= t) ? "ok" : "BELOW" }'; }
+  {
+    echo "| row | what | measured | reference | ratio | target |"
+    echo "|---|---|---:|---:|---:|---|"
+    echo "| 12 | the read floor: 12 stored rows by primary key (pgbench) | ${T[read_floor.ref.rate]} | | | |"
+    places_report
+    echo
+    echo "details"
+    places_details
+  } | tee "$out/places-table.txt"
+  exit 0
+fi
 
 for round in $(seq "$ROUNDS"); do
   note "9. price_quotes: pricesvc vs pgbench (${MEDIAN_SECS}s each), round $round"
@@ -547,6 +612,8 @@ for round in $(seq "$ROUNDS"); do
        -D role=authenticated -D token="$reader" -D ids="$locations_json" -D kind=hourly \
        -D starts="$QUOTE_STARTS" -D duration="$QUOTE_DURATION"; save quotes ref'
 done
+
+places_rows
 
 # Row 15: the stay-length curve. One metered location (bench/stay_feed.py), the same start as row 10, stays
 # from an hour to a year; each stay is probed once first, so a quote that stops early (not allowed) is
@@ -751,6 +818,7 @@ $scale_rows
 | 13 | price_quotes(12, 2-hour stay) calls/s (pgbench, row 10) vs the read floor | ${T[quotes.ref.rate]} | ${T[read_floor.ref.rate]} | $r_floor_quotes | ≥ 0.1 $(verdict "$r_floor_quotes" 0.1) |
 | 14 | mixed search workload via pricesvc (Zipf s=$ZIPF_S, $SUBMIT_PERCENT % submissions): searches/s, PostgreSQL CPU ms per search | $search_rate/s | $search_pg ms | | report (no target) |
 | 15 | price_quotes(1 location) PostgreSQL CPU ms per call, 366-day vs 1-hour stay (pgbench, $STAY_CLIENTS clients) | ${T[stay_P366D.ref.pg]} | ${T[stay_PT1H.ref.pg]} | $r_stay | ≤ 20 $(at_most "$r_stay" 20) |
+$( [ "$PLACES" -gt 0 ] && places_report )
 
 details
   latency p50 / p99 (ms), wrk:      healthz ${T[health.app.p50]} / ${T[health.app.p99]} (nginx ${T[health.ref.p50]} / ${T[health.ref.p99]}); medians ${T[medians.app.p50]} / ${T[medians.app.p99]}; submit ${T[submit.app.p50]} / ${T[submit.app.p99]}
@@ -772,6 +840,7 @@ details
                                     PostgreSQL CPU $search_pg ms per search (all of it, submissions' included), pricesvc CPU ${T[search.app.srv]} ms per request; wrk p50 / p99 ${T[search.app.p50]} / ${T[search.app.p99]} ms; rows in the table $mixed_rows; max reports per reporter $mixed_max (cap 10)
   stay-length curve (row 15):       $stay_curve (pgbench, $STAY_CLIENTS clients; PostgreSQL CPU and latency per call)
                                     probes (published cents, allowed, reason): $stay_probes
+$( [ "$PLACES" -gt 0 ] && places_details )
   import-rates, 20 000 zones:       ${large_import_seconds} s for a ${large_import_mb} MB feed (source bench-large; reported, no target)
   price_medians probe (1 request):  $probe_medians; pricesvc statement timeout ${PRICESVC_STATEMENT_TIMEOUT_MS:-5000} ms, pgbench none
   $RSS_CONNS connections:              ${T[rss.app.rate]} ok req/s, ${T[rss.app.bad]} non-2xx ($( [ -n "${T[rss.app.statuses]}" ] && echo "${T[rss.app.statuses]}" || echo "statuses not counted")), ${T[rss.app.err]} socket errors; peak threads $threads_peak; VmHWM $hwm_mb MB (before: $(mb "$hwm_before") MB), VmRSS after $(mb "$rss_now") MB

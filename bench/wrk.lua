@@ -2,6 +2,8 @@
 -- environment (wrk passes it through), so one file serves all runs:
 --   BENCH_MODE    healthz | nginx | medians | quotes | submit | mix (healthz + medians, alternating)
 --                 | search (the mixed search workload: Zipf-drawn locations, searches and submissions)
+--                 | places (places_nearby, 500 m, 20 results, no stay, at 2 000 points drawn in the seeded
+--                   area per thread, handed out in turn: bench/places_seed.sql, pgbench-places.sql)
 --   BENCH_QUOTE_ARGS  for quotes: the JSON members after location_ids (rate_kind, starts_at, duration)
 --   BENCH_APIKEY  the anon key (`pricesvc keys`)
 --   BENCH_READER  an access token for the median reads
@@ -136,6 +138,15 @@ function init(args)
       ["Authorization"] = "Bearer " .. reader,
       ["Content-Type"] = "application/json",
     }, quotes_body)
+  elseif mode == "places" then
+    -- The area of bench/places_seed.sql, to the microdegree, as pgbench-places.sql draws.
+    math.randomseed(os.time() + (tid or 0) * 7919)
+    local headers = {["apikey"] = apikey, ["Authorization"] = "Bearer " .. reader, ["Content-Type"] = "application/json"}
+    for n = 1, 2000 do
+      local body = string.format('{"lat":%.6f,"lng":%.6f,"radius_m":500,"rate_kind":"hourly","max_results":20}',
+                                 math.random(37700000, 37820000) / 1e6, math.random(-122520000, -122360000) / 1e6)
+      requests[n] = wrk.format("POST", "/rest/v1/rpc/places_nearby", headers, body)
+    end
   elseif mode == "mix" then
     requests[1] = wrk.format("GET", "/healthz")
     requests[2] = medians_request()

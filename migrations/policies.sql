@@ -271,7 +271,8 @@ declare
     grantee pg_catalog.text;
     -- public is shared with whatever else lives in the database: only pricesvc's own functions there.
     public_functions pg_catalog.name[] := array['price_median', 'price_medians', 'price_median_overview',
-                                                'published_cost', 'price_quotes', 'price_vs_published'];
+                                                'published_cost', 'price_quotes', 'price_vs_published',
+                                                'places_nearby', 'places_match'];
 begin
     for f in select p.oid::pg_catalog.regprocedure::pg_catalog.text
              from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
@@ -356,6 +357,19 @@ grant select on all tables in schema cds to price_analyst;
 grant execute on function public.published_cost(text[], timestamptz, interval) to authenticated, price_analyst;
 grant execute on function public.price_quotes(text[], text, timestamptz, interval) to authenticated, price_analyst;
 grant execute on function public.price_vs_published(timestamptz) to price_analyst;
+
+------------------------------------------------------------------------------------------------------
+-- Places (table in 0023_places.sql, functions in places.sql; PostGIS and pg_trgm in extensions, above)
+------------------------------------------------------------------------------------------------------
+
+-- Where places are is reached only through places_nearby, which answers medians by the same rule as
+-- price_medians: reporters (through the service) and analysts, as for the median and quote functions.
+-- The table and the search helpers (private.places_*) are the owner's.
+grant execute on function public.places_nearby(double precision, double precision, integer, text, timestamptz,
+                                               interval, integer) to authenticated, price_analyst;
+-- Which existing place an app's candidate is: the same callers.
+grant execute on function public.places_match(text, double precision, double precision, integer)
+    to authenticated, price_analyst;
 
 ------------------------------------------------------------------------------------------------------
 -- Migration bookkeeping (defined by the runner: MigrationRunner.bookkeepingSQL)

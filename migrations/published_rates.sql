@@ -108,6 +108,10 @@ begin
               name pg_catalog.text, start_date pg_catalog.int8, end_date pg_catalog.int8,
               published_date pg_catalog.int8, last_updated_date pg_catalog.int8);
 
+    -- Each location id's place: its zone's polygon (of the zone valid now, else the latest), replacing the
+    -- source's places in this transaction (places.sql).
+    perform private.places_replace_zones(p_source, p_feed -> 'zones');
+
     insert into cds.zone_policies (source, curb_zone_id, curb_policy_id)
     select distinct p_source, x.curb_zone_id, pg_catalog.unnest(x.curb_policy_ids)
     from pg_catalog.jsonb_to_recordset(p_feed -> 'zones')

@@ -172,6 +172,23 @@ create or replace function private.cds_max_location_days() returns integer
 revoke all on function private.cds_max_location_days() from public;
 
 ------------------------------------------------------------------------------------------------------
+-- Places (places.sql)
+------------------------------------------------------------------------------------------------------
+
+-- The widest search places_nearby makes, in metres: 5 km around a destination is already a drive, and
+-- the cost of a search grows with the places inside its radius.
+create or replace function private.places_max_radius_m() returns integer
+    language sql immutable parallel safe
+    return 5000;
+revoke all on function private.places_max_radius_m() from public;
+
+-- The most places one places_nearby call returns.
+create or replace function private.places_max_results() returns integer
+    language sql immutable parallel safe
+    return 100;
+revoke all on function private.places_max_results() from public;
+
+------------------------------------------------------------------------------------------------------
 -- Advisory-lock namespaces: the first key of pg_advisory_xact_lock(int, int), distinct from
 -- `pricesvc migrate`'s session lock, a single bigint key ("pricesvc").
 ------------------------------------------------------------------------------------------------------
@@ -188,6 +205,29 @@ create or replace function private.median_lock_namespace() returns integer
     language sql immutable parallel safe
     return 1835361390;
 revoke all on function private.median_lock_namespace() from public;
+
+-- places_match: the widest radius a name is matched in (its default, 150 m, is in its signature), the most
+-- candidates it returns, and the longest name it compares.
+create or replace function private.places_max_match_radius_m() returns integer
+    language sql immutable parallel safe
+    return 1000;
+revoke all on function private.places_max_match_radius_m() from public;
+
+create or replace function private.places_match_results() returns integer
+    language sql immutable parallel safe
+    return 5;
+revoke all on function private.places_match_results() from public;
+
+create or replace function private.places_max_name_length() returns integer
+    language sql immutable parallel safe
+    return 200;
+revoke all on function private.places_max_name_length() from public;
+
+-- The lock one source's place imports take turns on: 1886151027 = "plas" in ASCII.
+create or replace function private.places_lock_namespace() returns integer
+    language sql immutable parallel safe
+    return 1886151027;
+revoke all on function private.places_lock_namespace() from public;
 
 ------------------------------------------------------------------------------------------------------
 -- What a changed setting invalidates

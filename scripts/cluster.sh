@@ -54,6 +54,17 @@ PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard 
 die() { echo "cluster: $*" >&2; exit 1; }
 usage() { die "usage: $0 up|status|failover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
 
+# The migrations create PostGIS and pg_trgm (migrations/0023_places.sql): a server without them cannot be
+# migrated, so say which package is missing before any cluster is made.
+require_extensions() {
+    local share
+    share=$("$PGBIN/pg_config" --sharedir 2>/dev/null) || share=/usr/share/postgresql/15
+    [ -f "$share/extension/postgis.control" ] ||
+        die "PostGIS is missing from $share (apt-get install postgresql-15-postgis-3; scripts/install-deps.sh installs it)"
+    [ -f "$share/extension/pg_trgm.control" ] ||
+        die "pg_trgm is missing from $share (apt-get install postgresql-contrib)"
+}
+
 [ $# -ge 2 ] || usage
 cmd=$1
 mkdir -p -- "$2"
@@ -585,6 +596,7 @@ EOF
 # ------------------------------------------------------------------ commands
 
 up() {
+    require_extensions
     command -v etcd >/dev/null && command -v patroni >/dev/null && command -v haproxy >/dev/null ||
         die "etcd, patroni and haproxy are needed (scripts/install-deps.sh installs them)"
     [ -x "$BIN" ] || die "no pricesvc at $BIN (make build)"

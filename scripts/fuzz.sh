@@ -29,7 +29,7 @@ max_len() {
     FuzzTime) echo 128 ;;
     FuzzRequestFraming) echo 1024 ;;
     FuzzReadOptions|FuzzToken|FuzzRequestHead) echo 2048 ;;
-    FuzzCurbFeed|FuzzAttestation|FuzzKeyAttestation) echo 16384 ;;
+    FuzzCurbFeed|FuzzPlacesFile|FuzzAttestation|FuzzKeyAttestation) echo 16384 ;;
     *) echo 4096 ;;
   esac
 }

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   libpq-dev libmicrohttpd-dev libssl-dev pkg-config
   postgresql postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+  postgresql-15-postgis-3  # places (migrations/0023_places.sql): PostGIS; pg_trgm comes with postgresql-15 (contrib)
   python3-venv
   etcd-server patroni haproxy curl
   pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore

@@ -77,7 +77,7 @@ Architecture: $arch
 Maintainer: pricesvc maintainers <maintainers@pricesvc.invalid>
 Installed-Size: $size
 Depends: adduser, $depends
-Recommends: postgresql-15 | postgresql (>= 15), pgbackrest, python3, curl
+Recommends: postgresql-15 | postgresql (>= 15), postgresql-15-postgis-3, pgbackrest, python3, curl
 Section: net
 Priority: optional
 Description: community-reported parking prices behind PostgreSQL row-level security

@@ -8,6 +8,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case token = "FuzzToken"
     case time = "FuzzTime"
     case curbFeed = "FuzzCurbFeed"
+    case placesFile = "FuzzPlacesFile"
     case requestHead = "FuzzRequestHead"
     case requestFraming = "FuzzRequestFraming"
     case attestation = "FuzzAttestation"
@@ -21,6 +22,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .token: fuzzToken(input)
         case .time: fuzzTime(input)
         case .curbFeed: fuzzCurbFeed(input)
+        case .placesFile: fuzzPlacesFile(input)
         case .requestHead: fuzzRequestHead(input)
         case .requestFraming: fuzzRequestFraming(input)
         case .attestation: fuzzAttestation(input)

@@ -48,8 +48,11 @@ package struct ReadOptions: Sendable {
     /// function's arguments: as in PostgREST, a parameter whose value is an operator expression
     /// (`eq.EUR`) is a filter and any other is an argument. In the POST form every parameter
     /// that is not an option is a filter.
+    /// - Parameter offersGeoJSON: the result has `lat` and `lng` columns, so `Accept: application/geo+json`
+    ///   may ask for it as a GeoJSON FeatureCollection (`ResultFormat.geoJSON`).
     package static func parse(query: [(name: String, value: String)], headers: HTTPRequest, columns: [ResultColumn],
-                      relation: String, isRead: Bool) -> Result<(ReadOptions, arguments: [(String, String)]), APIError> {
+                      relation: String, isRead: Bool,
+                      offersGeoJSON: Bool = false) -> Result<(ReadOptions, arguments: [(String, String)]), APIError> {
         var options = ReadOptions()
         var arguments: [(String, String)] = []
         var limit: Int?
@@ -100,7 +103,7 @@ package struct ReadOptions: Sendable {
             }
             options.range = try RowRange(limit: limit, offset: offset,
                                          header: isRead && headers.method == "GET" ? headers.header("range") : nil)
-            options.format = try ResultFormat(accept: headers.header("accept"))
+            options.format = try ResultFormat(accept: headers.header("accept"), offersGeoJSON: offersGeoJSON)
             options.countExact = try preferCount(headers.header("prefer"))
         } catch {
             return .failure(error)
@@ -536,10 +539,13 @@ package enum ResultFormat: Sendable, Equatable {
     /// `application/vnd.pgrst.object+json`: exactly one row, as an object.
     case object(stripNulls: Bool)
     case csv
+    /// `application/geo+json`: a FeatureCollection, one Point feature per row at its `lat` and `lng`, the
+    /// other columns its properties (what PostgREST answers for rows with a PostGIS column).
+    case geoJSON
 
     /// The first acceptable media range by quality (then order), as PostgREST picks; 406 PGRST107
-    /// when none is one pricesvc produces.
-    package init(accept: String?) throws(APIError) {
+    /// when none is one pricesvc produces (`application/geo+json` only where `offersGeoJSON`).
+    package init(accept: String?, offersGeoJSON: Bool = false) throws(APIError) {
         guard let accept, !accept.trimmingSpaces.isEmpty else {
             self = .json(stripNulls: false)
             return
@@ -568,12 +574,15 @@ package enum ResultFormat: Sendable, Equatable {
                 self = .object(stripNulls: range.stripNulls); return
             case "text/csv":
                 self = .csv; return
+            case "application/geo+json" where offersGeoJSON:
+                self = .geoJSON; return
             default: continue
             }
         }
         let listed = accept.split(separator: ",").map { JSONBody.printable($0.trimmingSpaces) }.joined(separator: ", ")
         throw APIError(status: 406, code: "PGRST107", message: "None of these media types are available: \(listed)",
-                       hint: "Available: application/json, application/vnd.pgrst.object+json, text/csv")
+                       hint: "Available: application/json, application/vnd.pgrst.object+json, text/csv"
+                           + (offersGeoJSON ? ", application/geo+json" : ""))
     }
 }
 

@@ -81,6 +81,7 @@ extension ReadOptions {
         case .json(stripNulls: false), .object(stripNulls: false): leastPerRow = columns.reduce(2) { $0 + $1.name.utf8.count + 4 }
         case .json, .object: leastPerRow = 3
         case .csv: leastPerRow = columns.count
+        case .geoJSON: leastPerRow = 60
         }
         guard page.count <= maxBytes / max(leastPerRow, 1) else { return Self.tooLarge(maxBytes, rows: page.count) }
         switch format {
@@ -101,6 +102,45 @@ extension ReadOptions {
             writer.endArray()
             let media = stripNulls ? "application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8" : "application/json; charset=utf-8"
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
+        case .geoJSON:
+            // The point's columns give the geometry; every other selected column is a property.
+            guard let lat = result.columns.firstIndex(where: { $0.name == "lat" && $0.type == .double }),
+                  let lng = result.columns.firstIndex(where: { $0.name == "lng" && $0.type == .double }) else {
+                return APIError(status: 500, code: "PGRST000", message: "Internal error",
+                                details: "The result has no lat and lng columns").response
+            }
+            let properties = fields.filter { $0.column != lat && $0.column != lng }
+            var writer = JSONWriter(capacity: min(300 * page.count + 64, maxBytes))
+            var scratch: [UInt8] = []
+            writer.beginObject()
+            writer.key("type"); writer.string("FeatureCollection")
+            writer.key("features")
+            writer.beginArray()
+            for row in page {
+                writer.beginObject()
+                writer.key("type"); writer.string("Feature")
+                writer.key("geometry")
+                if let latitude = cells.string(row: row, column: lat), let longitude = cells.string(row: row, column: lng) {
+                    writer.beginObject()
+                    writer.key("type"); writer.string("Point")
+                    writer.key("coordinates")
+                    writer.beginArray()
+                    writer.number(literal: longitude)
+                    writer.number(literal: latitude)
+                    writer.endArray()
+                    writer.endObject()
+                } else {
+                    writer.null()
+                }
+                writer.key("properties")
+                Self.object(cells, row: row, fields: properties, types: types, stripNulls: false, scratch: &scratch, into: &writer)
+                writer.endObject()
+                if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
+            }
+            writer.endArray()
+            writer.endObject()
+            return HTTPResponse(status: status, headers: [("Content-Type", "application/geo+json; charset=utf-8")] + headers,
+                                body: writer.bytes)
         case .object(let stripNulls):
             var writer = JSONWriter(capacity: 256)
             var scratch: [UInt8] = []
@@ -133,7 +173,7 @@ extension ReadOptions {
                 writer.key(key)
                 switch types[column] {
                 case .text: writer.string(utf8: text)
-                case .integer, .bigint: writer.number(literal: text)
+                case .integer, .bigint, .double: writer.number(literal: text)
                 case .boolean: writer.bool(text.count == 1 && text[0] == UInt8(ascii: "t"))
                 case .timestamptz:
                     scratch.removeAll(keepingCapacity: true)

@@ -49,6 +49,8 @@ package enum ColumnType: Sendable, Equatable {
     case boolean
     /// `timestamptz`
     case timestamptz
+    /// `double precision` (float8): coordinates. libpq's text output is the shortest exact decimal.
+    case double
 
     package var sqlName: String {
         switch self {
@@ -57,6 +59,7 @@ package enum ColumnType: Sendable, Equatable {
         case .bigint: return "bigint"
         case .boolean: return "boolean"
         case .timestamptz: return "timestamp with time zone"
+        case .double: return "double precision"
         }
     }
 
@@ -94,7 +97,40 @@ package enum ColumnType: Sendable, Equatable {
                                             hint: "Use ISO 8601, e.g. 2026-11-29T22:00:00Z; a time without an offset is UTC"))
             }
             return .success(.timestamp(micros))
+        case .double:
+            // A decimal number, as JSON writes one; PostgreSQL's NaN and Infinity spellings are refused
+            // (no column of ours holds them).
+            guard let number = Self.decimal(text.trimmingSpaces) else {
+                return .failure(.badRequest("22P02", "invalid input syntax for type double precision: \"\(JSONBody.printable(text))\""))
+            }
+            return .success(.double(number))
         }
+    }
+
+    /// A finite decimal number (`-12`, `37.7955`, `1e-3`), at most 64 characters; nil for anything else.
+    package static func decimal(_ text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count <= 64 else { return nil }
+        var index = 0
+        func digits() -> Int {
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+            return index - start
+        }
+        if bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+        var count = digits()
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            count += digits()
+        }
+        guard count > 0 else { return nil }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+            guard digits() > 0 else { return nil }
+        }
+        guard index == bytes.count, let number = Double(text), number.isFinite else { return nil }
+        return number
     }
 
     /// A cell as PostgreSQL output it; nil for SQL NULL.
@@ -105,6 +141,7 @@ package enum ColumnType: Sendable, Equatable {
         case .integer, .bigint: return Int64(text).map(TypedValue.integer)
         case .boolean: return text == "t" ? .boolean(true) : text == "f" ? .boolean(false) : nil
         case .timestamptz: return Timestamp.microseconds(text).map(TypedValue.timestamp)
+        case .double: return Double(text).map(TypedValue.double)
         }
     }
 }
@@ -117,6 +154,7 @@ package enum TypedValue: Sendable, Equatable {
     case timestamp(Int64)
     /// false sorts before true, as in PostgreSQL.
     case boolean(Bool)
+    case double(Double)
 
     package static func < (lhs: TypedValue, rhs: TypedValue) -> Bool {
         switch (lhs, rhs) {
@@ -124,6 +162,7 @@ package enum TypedValue: Sendable, Equatable {
         case (.integer(let a), .integer(let b)): return a < b
         case (.timestamp(let a), .timestamp(let b)): return a < b
         case (.boolean(let a), .boolean(let b)): return !a && b
+        case (.double(let a), .double(let b)): return a < b
         default: return false
         }
     }

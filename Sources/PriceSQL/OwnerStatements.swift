@@ -141,10 +141,20 @@ public enum OwnerStatements {
                   Column<Int>("policies", .integer), Column<Int>("rules", .integer), Column<Int>("time_spans", .integer),
                   Column<Int>("rates", .integer)))
 
+    /// `pricesvc import-places`: one source's places replaced by a checked GeoJSON file's (PublishedRates.PlacesFile).
+    public static let replacePlaces = Statement(name: "owner_places_replace_source", sql: """
+        select previous, stored from private.places_replace_source($1, $2::jsonb)
+        """,
+        parameters: (Param<String>("source", .text), Param<String>("document", .jsonb)),
+        columns: (Column<Int>("previous", .integer), Column<Int>("stored", .integer)))
+
+    /// After an import that wrote places: fresh statistics, for the searches' plans.
+    public static let analyzePlaces = "analyze private.places"
+
     /// After an import that wrote: every table of schema `cds` the quote functions read.
     public static let analyzePublishedRates = """
         analyze cds.sources, cds.zones, cds.policies, cds.zone_policies, cds.rules, cds.time_spans, cds.rates,
-                cds.schedules, cds.schedule_intervals, cds.time_zone_offsets
+                cds.schedules, cds.schedule_intervals, cds.time_zone_offsets, private.places
         """
 
     /// The role-default statements are DDL built from a quoted identifier (no parameters in DDL).
@@ -170,6 +180,7 @@ public enum OwnerStatements {
         createPublishableKey.description, publishableKeyList.description, revokePublishableKey.description,
         prune.description,
         foldStaleMedianGroups.description, timeZoneNames.description, replacePublishedRates.description,
+        replacePlaces.description,
         pruneReports.description, forgetUser.description, recordMaintenanceRun.description,
         roleBypassesRowSecurity.description, maintenanceRuns.description,
     ]

@@ -37,3 +37,17 @@ extension OwnerTasks {
         return load
     }
 }
+
+/// `pricesvc import-places`.
+extension OwnerTasks {
+    /// Replaces one source's places with `document` in one statement (so atomically); returns how many
+    /// places the source had before and has now.
+    public func replacePlaces(source: String, document: String) throws(DatabaseError) -> (previous: Int, stored: Int) {
+        let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
+        guard let row = try session.rows(OwnerStatements.replacePlaces, (source, document)).first else {
+            throw DatabaseError(code: .protocolViolation, message: "private.places_replace_source returned no row")
+        }
+        _ = try session.execute(OwnerStatements.analyzePlaces)
+        return (row.0, row.1)
+    }
+}

@@ -134,6 +134,10 @@ public enum SQLType: String, Sendable, Equatable {
         switch self {
         case .integer, .bigint: return Self.isInt64(value)
         case .boolean: return value.count == 1 && (value[0] == UInt8(ascii: "t") || value[0] == UInt8(ascii: "f"))
+        // Rendered as a JSON number: a digit after the sign (NaN and Infinity would be no JSON).
+        case .doublePrecision:
+            let first = value.first == UInt8(ascii: "-") ? 1 : 0
+            return first < value.count && value[first] >= UInt8(ascii: "0") && value[first] <= UInt8(ascii: "9")
         default: return true
         }
     }

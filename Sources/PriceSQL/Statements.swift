@@ -222,6 +222,108 @@ public enum Statements {
         allQuotes[arguments.mask]
     }
 
+    /// `places_nearby`'s result columns as its row type declares them (private.nearby_place), in this order.
+    public static let placesColumns: [SQLColumn] = [
+        SQLColumn("location_id", .text), SQLColumn("name", .text), SQLColumn("source", .text), SQLColumn("kind", .text),
+        SQLColumn("lat", .doublePrecision), SQLColumn("lng", .doublePrecision), SQLColumn("distance_m", .integer),
+        SQLColumn("median_cents", .integer), SQLColumn("reporters", .integer), SQLColumn("currency", .text),
+        SQLColumn("last_reported_at", .timestamptz), SQLColumn("published_cents", .bigint),
+        SQLColumn("published_allowed", .boolean), SQLColumn("published_reason", .text),
+    ]
+
+    private static let placesSelect = placesColumns.map { "n." + $0.name }.joined(separator: ", ")
+
+    /// The arguments of one `places_nearby` call as sent: `lat` and `lng` always, `starts_at` and `duration`
+    /// always (null when left out, which is the function's default), the others only when given (nil: left
+    /// out of the call, so the function's own default applies).
+    public struct PlacesArguments: Sendable, Equatable {
+        public var lat: String
+        public var lng: String
+        public var radiusMetres: String?
+        public var rateKind: String?
+        public var startsAt: String?
+        public var duration: String?
+        public var maxResults: String?
+
+        public init(lat: String, lng: String, radiusMetres: String? = nil, rateKind: String? = nil, startsAt: String? = nil,
+                    duration: String? = nil, maxResults: String? = nil) {
+            (self.lat, self.lng, self.radiusMetres, self.rateKind) = (lat, lng, radiusMetres, rateKind)
+            (self.startsAt, self.duration, self.maxResults) = (startsAt, duration, maxResults)
+        }
+
+        func value(_ argument: PlacesArgument) -> String? {
+            switch argument {
+            case .radiusMetres: radiusMetres
+            case .rateKind: rateKind
+            case .maxResults: maxResults
+            }
+        }
+
+        /// The index into `allPlaces` of the statement that passes exactly the optional arguments present.
+        var mask: Int { PlacesArgument.allCases.filter { value($0) != nil }.reduce(0) { $0 | (1 << $1.rawValue) } }
+    }
+
+    /// The arguments of `public.places_nearby` whose defaults are not null, with their casts.
+    public enum PlacesArgument: Int, CaseIterable, Hashable, Sendable {
+        case radiusMetres, rateKind, maxResults
+
+        func sql(parameter number: Int) -> String {
+            switch self {
+            case .radiusMetres: "radius_m => $\(number)::integer"
+            case .rateKind: "rate_kind => $\(number)"
+            case .maxResults: "max_results => $\(number)::integer"
+            }
+        }
+
+        var parameter: SQLParameter {
+            switch self {
+            case .radiusMetres: SQLParameter("radius_m", .integer)
+            case .rateKind: SQLParameter("rate_kind", .text)
+            case .maxResults: SQLParameter("max_results", .integer)
+            }
+        }
+    }
+
+    /// `places_nearby` with the optional arguments of each combination, indexed by `PlacesArguments.mask`
+    /// (all prepared on every connection); the last passes every argument, and is the one the bench runs.
+    public static let allPlaces: [Statement<PlacesArguments, TextRow>] = (0..<(1 << PlacesArgument.allCases.count)).map { mask in
+        let passed = PlacesArgument.allCases.filter { mask & (1 << $0.rawValue) != 0 }
+        var list = ["lat => $1::double precision", "lng => $2::double precision", "starts_at => $3::timestamptz",
+                    "duration => $4::interval"]
+        for (index, argument) in passed.enumerated() { list.append(argument.sql(parameter: index + 5)) }
+        return Statement(name: "pricesvc_places_nearby_\(mask)", sql: """
+            select \(placesSelect)
+            from public.places_nearby(\(list.joined(separator: ", "))) n
+            """,
+            parameters: [SQLParameter("lat", .doublePrecision), SQLParameter("lng", .doublePrecision),
+                         SQLParameter("starts_at", .timestamptz), SQLParameter("duration", .interval)] + passed.map(\.parameter),
+            columns: placesColumns,
+            encode: { arguments in [arguments.lat, arguments.lng, arguments.startsAt, arguments.duration] + passed.map { arguments.value($0) } })
+    }
+
+    /// The statement that passes exactly the arguments present in `arguments`.
+    public static func places(for arguments: PlacesArguments) -> Statement<PlacesArguments, TextRow> {
+        allPlaces[arguments.mask]
+    }
+
+    /// `places_match`'s result columns (private.place_match; similarity, a real, sent as double precision).
+    public static let placeMatchColumns: [SQLColumn] = [
+        SQLColumn("location_id", .text), SQLColumn("name", .text), SQLColumn("distance_m", .integer),
+        SQLColumn("similarity", .doublePrecision),
+    ]
+
+    /// `places_match(name, lat, lng)` and, when `radius_m` is given, with it: the function's default otherwise.
+    public static let placeMatches: [Statement<(String, String, String, String?), TextRow>] = [false, true].map { radius in
+        Statement(name: "pricesvc_places_match\(radius ? "_radius" : "")", sql: """
+            select m.location_id, m.name, m.distance_m, m.similarity::double precision
+            from public.places_match(name => $1, lat => $2::double precision, lng => $3::double precision\(radius ? ", radius_m => $4::integer" : "")) m
+            """,
+            parameters: [SQLParameter("name", .text), SQLParameter("lat", .doublePrecision), SQLParameter("lng", .doublePrecision)]
+                + (radius ? [SQLParameter("radius_m", .integer)] : []),
+            columns: placeMatchColumns,
+            encode: { arguments in [arguments.0, arguments.1, arguments.2] + (radius ? [arguments.3] : []) })
+    }
+
     /// Sent after the identity statement, before an expensive call: its own statement timeout, for this
     /// transaction only. The server restarts the timer at each statement of the pipeline, so it applies
     /// to the call that follows.
@@ -364,6 +466,8 @@ public enum Statements {
         // Migration 0022's.
         signUpAndroidAttested.description,
     ] + allQuotes.map(\.description)
+        // Migration 0022's: on an older database they fail to prepare, and are retried on use.
+        + allPlaces.map(\.description) + placeMatches.map(\.description)
 
     /// What every pooled connection prepares.
     public static let all: [PreparedStatement] = catalog.map { PreparedStatement(name: $0.name, sql: $0.sql) }

@@ -1,8 +1,8 @@
 import PriceJSON
 
 /// One CDS Curbs payload (one file): the envelope and whatever `data.zones` and `data.policies` it holds.
-/// Only the fields pricing needs are kept; the rest of the feed (geometry, spaces, areas) is checked for
-/// presence where the spec requires it and otherwise ignored.
+/// Only the fields pricing needs are kept, and each zone's geometry (its place); the rest of the feed
+/// (spaces, areas) is checked for presence where the spec requires it and otherwise ignored.
 public struct CurbFeed: Sendable, Equatable {
     public var file: String
     public var timeZone: String
@@ -25,6 +25,8 @@ public struct CurbFeed: Sendable, Equatable {
         public var lastUpdatedDate: Int64
         public var userZoneID: String?
         public var name: String?
+        /// The zone's shape, kept as the place of its location id (private.places).
+        public var geometry: PlaceGeometry
     }
 
     public struct Policy: Sendable, Equatable {
@@ -183,7 +185,7 @@ extension CurbFeed {
     }
 
     private static func readZone(_ zone: Fields) throws(CurbFeedError) -> Zone {
-        _ = try zone.object("geometry", required: true)
+        let geometryValue = try zone.object("geometry", required: true)!
         let start = try zone.integer("start_date", required: true)!
         let end = try zone.integer("end_date")
         if let end, end <= start {
@@ -203,7 +205,9 @@ extension CurbFeed {
             publishedDate: try zone.integer("published_date", required: true)!,
             lastUpdatedDate: try zone.integer("last_updated_date", required: true)!,
             userZoneID: userZoneID,
-            name: try zone.string("name"))
+            name: try zone.string("name"),
+            // Last, so the ids' mistakes are named first, as before geometry was kept.
+            geometry: try PlaceGeometry(.object(geometryValue.object), file: zone.file, path: geometryValue.path))
     }
 
     private static func readPolicy(_ policy: Fields, source: JSONValue) throws(CurbFeedError) -> Policy {

@@ -128,6 +128,7 @@ public struct RatesImport: Sendable {
                     "start_date": .int(zone.startDate), "end_date": .int(zone.endDate),
                     "published_date": .int(zone.publishedDate), "last_updated_date": .int(zone.lastUpdatedDate),
                     "curb_policy_ids": .array(zone.curbPolicyIDs.map(JSONValue.string)),
+                    "geometry": zone.geometry.json,
                 ])
             }),
             "policies": .array(policies.map { policy, _ in

@@ -6,7 +6,7 @@ import PriceDB
 import PriceHTTP
 import PriceSQL
 
-/// `pricesvc serve | migrate | keys | prune | forget-user | import-rates | openapi | statements | --help | --version`.
+/// `pricesvc serve | migrate | keys | prune | forget-user | import-rates | import-places | openapi | statements | --help | --version`.
 enum Commands {
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -48,7 +48,7 @@ enum Commands {
         do throws(any Error) {
             let configuration = try Configuration(arguments: rest,
                                                   environment: ProcessInfo.processInfo.environment,
-                                                  takesOperands: ["import-rates", "verify-attestation", "verify-key-attestation", "keys", "forget-user"].contains(command))
+                                                  takesOperands: ["import-rates", "import-places", "verify-attestation", "verify-key-attestation", "keys", "forget-user"].contains(command))
             switch command {
             case "serve": return try serve(configuration)
             case "migrate": return try migrate(configuration, mode: migrateMode)
@@ -56,6 +56,7 @@ enum Commands {
             case "prune": return try prune(configuration)
             case "forget-user": return try forgetUser(configuration)
             case "import-rates": return try importRates(configuration)
+            case "import-places": return try importPlaces(configuration)
             case "statements": return try statements(configuration, json: json)
             case "verify-attestation": return try verifyAttestation(configuration)
             case "verify-key-attestation": return try verifyKeyAttestation(configuration)
@@ -119,6 +120,10 @@ enum Commands {
                     settings: ownerSettings),
         Description(name: "import-rates", usage: "pricesvc import-rates --source NAME FILE... [--migration-database-url URL]",
                     summary: "load a city's CDS Curbs feed (zones and policies) as published rates; NAME prefixes the location ids",
+                    settings: ownerSettings),
+        Description(name: "import-places", usage: "pricesvc import-places --source NAME FILE [--migration-database-url URL]",
+                    summary: "replace the places of source NAME with a GeoJSON FeatureCollection's (Point, Polygon or MultiPolygon; "
+                        + "properties.id, a string or an integer, required; properties.name optional); location ids are NAME:id",
                     settings: ownerSettings),
         Description(name: "openapi", usage: "pricesvc openapi [--signup-challenge true]",
                     summary: "print the OpenAPI document of the HTTP surface (as a server with these settings serves it)",

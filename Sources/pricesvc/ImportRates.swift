@@ -38,3 +38,36 @@ extension Commands {
         return 0
     }
 }
+
+/// `pricesvc import-places --source NAME FILE`: a GeoJSON FeatureCollection of places (garages, car parks).
+extension Commands {
+    /// The file is read and checked whole before the database is touched, so a bad file names its first
+    /// mistake (with its JSON path) and changes nothing.
+    static func importPlaces(_ configuration: Configuration) throws -> Int32 {
+        let source = configuration.string("source")
+        guard RatesImport.isValidSourceName(source) else {
+            throw ConfigurationError(description: source.isEmpty
+                ? "import-places needs --source NAME (the prefix of its location ids)"
+                : "--source must be 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit, got '\(source)'")
+        }
+        guard configuration.positional.count == 1, let path = configuration.positional.first else {
+            throw ConfigurationError(description: "import-places needs one GeoJSON file (usage: pricesvc import-places --source NAME FILE)")
+        }
+        let started = ContinuousClock.now
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > PlacesFile.maxFileBytes {
+            fail("\(path): larger than \(PlacesFile.maxFileBytes >> 20) MiB")
+            return 1
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            fail("\(path): cannot read the file")
+            return 1
+        }
+        let file = try PlacesFile([UInt8](data), source: source, file: path)
+        let owner = OwnerTasks(conninfo: ownerConninfo(configuration))
+        let load = try owner.replacePlaces(source: source, document: file.document)
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        print("import-places: source \(source): \(load.stored) places (before: \(load.previous)), "
+              + "\(String(format: "%.2f", seconds)) s")
+        return 0
+    }
+}

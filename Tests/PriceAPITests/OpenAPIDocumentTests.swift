@@ -13,7 +13,7 @@ struct OpenAPIDocumentTests {
     func statusesFollowTheTable(signUpChallenge: Bool) throws {
         let document = try Self.served(signUpChallenge: signUpChallenge)
         let operations = OpenAPIDocument.operations(signUpChallenge: signUpChallenge)
-        #expect(operations.count == (signUpChallenge ? 19 : 18))  // /metrics is on the admin listener, not in this document
+        #expect(operations.count == (signUpChallenge ? 23 : 22))  // /metrics is on the admin listener, not in this document
         for operation in operations {
             let responses = try #require(document["paths"]?[operation.path]?[operation.method]?["responses"]?.objectValue,
                                          "\(operation.method) \(operation.path)")

@@ -44,7 +44,7 @@ struct RouterTests {
 
     @Test("every path of the route table routes back to its resource, with or without a trailing slash")
     func tableRoundTrips() {
-        #expect(Resource.table.count == 12)
+        #expect(Resource.table.count == 14)
         for resource in Resource.table {
             #expect(Resource(path: resource.path) == resource, "\(resource.path)")
             #expect(Resource(path: resource.path + "/") == resource, "\(resource.path)/")

@@ -146,7 +146,7 @@ struct StatementTests {
         let names = (Statements.catalog + OwnerStatements.catalog).map(\.name)
         #expect(Set(names).count == names.count)
         #expect(Statements.all.map(\.name) == Statements.catalog.map(\.name))
-        #expect(Statements.all.last?.name == Statements.allQuotes.last?.name)
+        #expect(Statements.all.last?.name == Statements.placeMatches.last?.name)
     }
 
     @Test func aQuoteCallPassesExactlyTheArgumentsGiven() {

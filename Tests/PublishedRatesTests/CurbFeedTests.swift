@@ -13,7 +13,7 @@ struct CurbFeedTests {
                      currency: String = "USD") -> String {
         let zoneList = zones ?? """
             [{"curb_zone_id":"\(zoneID)","curb_policy_ids":["\(policyID)"],"start_date":0,"published_date":0,
-              "last_updated_date":0,"user_zone_id":"401","geometry":{"type":"Polygon","coordinates":[]}}]
+              "last_updated_date":0,"user_zone_id":"401","geometry":{"type":"Polygon","coordinates":[[[-73.99,40.75],[-73.98,40.75],[-73.98,40.76],[-73.99,40.75]]]}}]
             """
         let policyList = policies ?? """
             [{"curb_policy_id":"\(policyID)","priority":1,"published_date":0,
@@ -53,7 +53,7 @@ struct CurbFeedTests {
     func locationFromZoneID() throws {
         let zones = """
             [{"curb_zone_id":"\(Self.zoneID.uppercased())","curb_policy_ids":["\(Self.policyID)"],"start_date":0,
-              "published_date":0,"last_updated_date":0,"geometry":{}}]
+              "published_date":0,"last_updated_date":0,"geometry":{"type":"Polygon","coordinates":[[[-73.99,40.75],[-73.98,40.75],[-73.98,40.76],[-73.99,40.75]]]}}]
             """
         let plan = try RatesImport(source: "city", feeds: [Self.read(Self.feed(zones: zones))], knownTimeZones: ["America/New_York"])
         #expect(plan.document.contains("\"location_id\":\"city:\(Self.zoneID)\""))

@@ -148,6 +148,13 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
         medians = api.medians(["sfmta:garage-123", "sfmta:garage-7", "sfmta:garage-19"], session["access_token"])
         assert [(m["location_id"], m["median_cents"], m["reporters"]) for m in medians] == [
             ("sfmta:garage-123", 350, 5), ("sfmta:garage-7", 275, 4)], medians
+        # ...and so does the README's "find car parks near a destination": the demo's places, nearest first.
+        assert "demo: import-places: source sfmta: 6 places" in demo.stdout, demo.stdout
+        nearby = api.rpc("places_nearby", {"lat": 37.7955, "lng": -122.3937, "radius_m": 500}, session["access_token"])
+        assert nearby.status_code == 200, nearby.text
+        assert [(p["location_id"], p["distance_m"], p["median_cents"]) for p in nearby.json()][:2] == [
+            ("sfmta:garage-7", 108, 275), ("sfmta:lot-44", nearby.json()[1]["distance_m"], None)], nearby.json()
+        assert [p["location_id"] for p in nearby.json()][2:] == ["sfmta:garage-123", "sfmta:garage-19", "sfmta:garage-88"]
         again = run_demo(state, run.port)
         assert "nothing added" in again.stdout, again.stdout
         assert api.medians(["sfmta:garage-123", "sfmta:garage-7"], session["access_token"]) == medians[:2]

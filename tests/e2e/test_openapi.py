@@ -16,6 +16,8 @@ EXPECTED_SURFACE = {
     ("/rest/v1/rpc/price_median", "post"), ("/rest/v1/rpc/price_median", "get"),
     ("/rest/v1/rpc/price_medians", "post"), ("/rest/v1/rpc/price_medians", "get"),
     ("/rest/v1/rpc/price_quotes", "post"), ("/rest/v1/rpc/price_quotes", "get"),
+    ("/rest/v1/rpc/places_nearby", "post"), ("/rest/v1/rpc/places_nearby", "get"),
+    ("/rest/v1/rpc/places_match", "post"), ("/rest/v1/rpc/places_match", "get"),
     ("/auth/v1/signup", "post"), ("/auth/v1/token", "post"), ("/auth/v1/logout", "post"),
     ("/auth/v1/user", "get"),
     ("/healthz", "get"), ("/readyz", "get"),
@@ -62,6 +64,14 @@ def _example_request(api, session, path, method):
         if method == "post":
             return api.rpc("price_quotes", args, token)
         return api.get(path, params={"location_ids": "{%s}" % loc, "duration": "PT2H"}, token=token)
+    if path == "/rest/v1/rpc/places_nearby":
+        if method == "post":
+            return api.rpc("places_nearby", {"lat": 37.7955, "lng": -122.3937}, token)
+        return api.get(path, params={"lat": "37.7955", "lng": "-122.3937"}, token=token)
+    if path == "/rest/v1/rpc/places_match":
+        if method == "post":
+            return api.rpc("places_match", {"name": "Ferry Garage", "lat": 37.7955, "lng": -122.3937}, token)
+        return api.get(path, params={"name": "Ferry Garage", "lat": "37.7955", "lng": "-122.3937"}, token=token)
     if path == "/auth/v1/signup":
         return api.sign_up()
     if path == "/auth/v1/token":

@@ -81,7 +81,8 @@ select is((select array_agg(t.oid::regtype::text || ' ' || pg_get_userbyid(t.typ
            from pg_type t left join pg_class c on c.oid = t.typrelid
            where t.typnamespace = 'private'::regnamespace
              and (t.typtype = 'd' or (t.typtype = 'c' and c.relkind = 'c'))),
-          array['private.median_row pricesvc_owner', 'private.rate_kind pricesvc_owner'],
+          array['private.median_row pricesvc_owner', 'private.nearby_place pricesvc_owner', 'private.place_match pricesvc_owner',
+                'private.rate_kind pricesvc_owner'],
           'the shared types belong to pricesvc_owner');
 
 -- Every SECURITY DEFINER function pins search_path = '' (and there is none we do not know about).
@@ -100,6 +101,8 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
                 'auth.sign_up_attested(bytea,jsonb,bytea,integer,integer,bytea,text,text,bytea,bytea)',
                 'auth.signing_key_list()', 'auth.signing_key_ring(text)',
                 'auth.spend_signup_challenge(bytea,timestamp with time zone)',
+                'places_match(text,double precision,double precision,integer)',
+                'places_nearby(double precision,double precision,integer,text,timestamp with time zone,interval,integer)',
                 'price_median(text,text)', 'price_median_overview(timestamp with time zone)',
                 'price_medians(text[],text)', 'price_quotes(text[],text,timestamp with time zone,interval)',
                 'price_vs_published(timestamp with time zone)', 'pricesvc_meta.applied_migrations()',

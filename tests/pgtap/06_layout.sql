@@ -53,6 +53,11 @@ insert into expected_grants values
     ('price_quotes(text[],text,timestamp with time zone,interval)', 'authenticated'),
     ('price_quotes(text[],text,timestamp with time zone,interval)', 'price_analyst'),
     ('price_vs_published(timestamp with time zone)', 'price_analyst'),
+    -- Places near a point, with their medians: as price_medians.
+    ('places_nearby(double precision,double precision,integer,text,timestamp with time zone,interval,integer)', 'authenticated'),
+    ('places_nearby(double precision,double precision,integer,text,timestamp with time zone,interval,integer)', 'price_analyst'),
+    ('places_match(text,double precision,double precision,integer)', 'authenticated'),
+    ('places_match(text,double precision,double precision,integer)', 'price_analyst'),
     -- /readyz, and /metrics's maintenance series.
     ('pricesvc_meta.applied_migrations()', 'authenticator'),
     ('pricesvc_meta.maintenance_runs()', 'authenticator');

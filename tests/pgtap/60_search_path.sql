@@ -2,7 +2,7 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(30);
+select plan(35);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
@@ -17,6 +17,13 @@ select private.cds_replace_source('hijack', $${"time_zone": "Europe/Paris", "cur
     "time_spans": [],
     "rates": [{"curb_policy_id": "00000000-0000-4000-8000-00000000000b", "rule_index": 0, "rate_index": 0,
                "rate": 100, "rate_unit": "hour"}]}$$) \g /dev/null
+
+-- Places: hijack:garage 100 m east of a point in Paris, hijack:quiet 200 m north.
+insert into private.places (source, location_id, name, kind, geom)
+select 'hijack', v.id, v.id, 'parking',
+       extensions.st_project(extensions.st_setsrid(extensions.st_makepoint(2.3522, 48.8566), 4326)::extensions.geography,
+                             v.metres, pg_catalog.radians(v.bearing))::extensions.geometry
+from (values ('hijack:garage', 100, 90), ('hijack:quiet', 200, 0)) v(id, metres, bearing);
 
 -- The attacker's schema: same-named functions, tables and operators, each returning something that
 -- would help them if it were picked up.
@@ -64,14 +71,25 @@ update evil.rates set rate = 1000000;
 insert into evil.schema_migrations values ('evil.sql', 'x', now());
 create function evil.text_eq_always(text, text) returns boolean language sql return true;
 create operator evil.= (leftarg = text, rightarg = text, function = evil.text_eq_always);
+create function evil.places_max_radius_m() returns integer language sql return 1000000;
+create function evil.places_max_results() returns integer language sql return 1000000;
+create function evil.st_distance(anyelement, anyelement, boolean) returns double precision language sql as 'select 0::double precision';
+create function evil.st_dwithin(anyelement, anyelement, double precision, boolean) returns boolean language sql as 'select true';
+create function evil.round(double precision) returns double precision language sql return 0;
+create function evil.similarity(text, text) returns real language sql return 1;
+create function evil.lower(text) returns text language sql return 'hijack:quiet';
+create table evil.places (source text, location_id text, name text, kind text, lat double precision, lng double precision);
+insert into evil.places values ('evil', 'hijack:fake', 'fake', 'parking', 48.8566, 2.3522);
 grant all on all tables in schema evil to public;
 -- Temp tables shadow relation names even with an empty search_path unless every name is qualified.
 create temp table price_reports (like public.price_reports);
 create temp table rates (like cds.rates);
 insert into rates select * from evil.rates;
+create temp table places (like evil.places);
+insert into places select * from evil.places;
 create temp table signing_keys (slot text, secret bytea);
 insert into signing_keys values ('current', convert_to('attacker-key-attacker-key-attacker-key!!', 'UTF8'));
-grant all on price_reports, signing_keys, rates to public;
+grant all on price_reports, signing_keys, rates, places to public;
 
 -- Runs a statement the way the attacker would: evil schema first, pg_catalog last. Rows come back as text.
 create function tap.evil(statement text) returns setof text language plpgsql
@@ -126,6 +144,17 @@ select results_eq($$select * from tap.evil('select cost_cents from public.publis
                   array['(150)'], 'published_cost(): unchanged');
 select throws_ok($$select tap.evil('select * from public.published_cost(array[''hijack:garage''], now(), ''400 days'')')$$,
                  '22023', null, 'published_cost(): the longest stay is not raised');
+-- Places: real table, real distances, real index order, real medians and prices, real bounds.
+select results_eq($$select * from tap.evil('select location_id, distance_m, median_cents, published_cents from public.places_nearby(48.8566, 2.3522, 500, ''hourly'', ''2026-03-03 10:00+00'', ''PT2H'')')$$,
+                  array['(hijack:garage,100,200,200)', '(hijack:quiet,200,,)'], 'places_nearby(): unchanged');
+select throws_ok($$select tap.evil('select * from public.places_nearby(48.8566, 2.3522, 5001)')$$,
+                 '22023', 'radius_m must be between 1 and 5000', 'places_nearby(): the widest radius is not raised');
+select throws_ok($$select tap.evil('select * from public.places_nearby(48.8566, 2.3522, max_results => 101)')$$,
+                 '22023', 'max_results must be between 1 and 100', 'places_nearby(): the most results are not raised');
+select results_eq($$select * from tap.evil('select location_id, distance_m, similarity from public.places_match(''Hijack garage'', 48.8566, 2.3522)')$$,
+                  array['(hijack:garage,100,1)'], 'places_match(): real names, similarity, distances and radius');
+select throws_ok($$select tap.evil('select * from public.places_match(''x'', 48.8566, 2.3522, 1001)')$$,
+                 '22023', 'radius_m must be between 1 and 1000', 'places_match(): the widest radius is not raised');
 reset role;
 set local role price_analyst;
 select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,

@@ -72,6 +72,7 @@ public enum ClientInputParsers {
                 case .bigint: return "9223372036854775807"
                 case .boolean: return "t"
                 case .timestamptz: return "2026-11-29 22:00:00+00"
+                case .double: return "-122.39370000000001"
                 }
             },
             columns.map { column in
@@ -81,6 +82,7 @@ public enum ClientInputParsers {
                 case .bigint: return "-9223372036854775808"
                 case .boolean: return "f"
                 case .timestamptz: return "0001-01-01 00:00:00+00"
+                case .double: return "1e-300"
                 }
             },
             columns.map { _ in nil },

@@ -29,7 +29,7 @@ struct MedianQuery: Sendable, Equatable {
     /// - Parameter queryArguments: in the GET form, the query parameters that are not read options.
     static func parse(function: RPCFunction, isRead: Bool, queryArguments: [(String, String)], body: [UInt8],
                       contentType: String?) -> Result<MedianQuery, APIError> {
-        guard function != .priceQuotes else { return .failure(noSuchFunction(function.rawValue, arguments: [])) }
+        guard function != .priceQuotes, function != .placesNearby, function != .placesMatch else { return .failure(noSuchFunction(function.rawValue, arguments: [])) }
         let call: RPCCall
         switch RPCCall.read(function.rawValue, isRead: isRead, queryArguments: queryArguments, body: body, contentType: contentType) {
         case .success(let read): call = read

@@ -120,7 +120,12 @@ extension OpenAPIDocument {
 
         static let median = RowShape(schema: "Median", columns: MedianQuery.columns, optionSuffix: "")
         static let quote = RowShape(schema: "Quote", columns: QuoteQuery.columns, optionSuffix: "_quotes")
-        static let all = [median, quote]
+        static let place = RowShape(schema: "Place", columns: PlacesQuery.columns, optionSuffix: "_places", geoJSON: true)
+        static let match = RowShape(schema: "PlaceMatch", columns: PlaceMatchQuery.columns, optionSuffix: "_matches")
+        static let all = [median, quote, place, match]
+
+        /// Whether `Accept: application/geo+json` answers a FeatureCollection (the rows have lat and lng).
+        var geoJSON = false
 
         private var names: String { "(" + columns.map(\.name).joined(separator: "|") + ")" }
 
@@ -137,7 +142,8 @@ extension OpenAPIDocument {
 
     /// The query and header options every read function takes, in the order operations list them.
     static func readOptions(_ shape: RowShape, isGet: Bool) -> [JSONValue] {
-        let names = ["select" + shape.optionSuffix, "order" + shape.optionSuffix, "limit", "offset", "PreferRead", "Accept"]
+        let names = ["select" + shape.optionSuffix, "order" + shape.optionSuffix, "limit", "offset", "PreferRead",
+                     shape.geoJSON ? "AcceptGeoJSON" : "Accept"]
             + (isGet ? ["Range"] : [])
         return names.map { ref("parameters", $0) }
     }
@@ -164,6 +170,9 @@ extension OpenAPIDocument {
                                   ["type": "string", "enum": ["count=exact", "return=representation", "count=exact,return=representation", ""]])),
             ("Accept", header("Accept", "application/json (default, also for */* or an empty Accept), application/vnd.pgrst.object+json (exactly one row, else 406 PGRST116), text/csv; anything else is 406 PGRST107",
                               ["type": "string", "enum": ["application/json", "application/vnd.pgrst.object+json", "text/csv", "*/*", ""]])),
+            ("AcceptGeoJSON", header("Accept", "As for the other functions, and application/geo+json: a GeoJSON FeatureCollection, one Point feature per row at [lng, lat], every other column in its properties",
+                                     ["type": "string", "enum": ["application/json", "application/vnd.pgrst.object+json", "text/csv",
+                                                                 "application/geo+json", "*/*", ""]])),
             ("Range", header("Range", "first-last or first- (rows, GET only); intersected with limit/offset; anything else is ignored",
                              ["type": "string"])),
         ]
@@ -202,6 +211,9 @@ extension OpenAPIDocument {
             item = value
             isValues += "|true|false|unknown"
             operands = "true|false, in.(true,false), is.null, is.not_null, is.true, is.false, is.unknown"
+        case .double:
+            value = #"-?[0-9]{1,3}(\.[0-9]{1,15})?"#
+            item = value
         case .timestamptz:
             value = #"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-4])(:[0-5][0-9])?)?"#
             item = value
@@ -268,6 +280,17 @@ extension OpenAPIDocument {
                 ],
             ],
             "Quote": quoteSchema,
+            "Place": placeSchema,
+            "PlaceMatch": [
+                "type": "object",
+                "description": "A row of places_match: a place within the radius, best first (similarity, then distance, then location_id); with select= only the selected (or aliased) columns",
+                "properties": [
+                    "location_id": ["type": "string"],
+                    "name": ["type": "string", "nullable": true],
+                    "distance_m": ["type": "integer", "minimum": 0, "maximum": 1000],
+                    "similarity": ["type": "number", "minimum": 0, "maximum": 1, "description": "pg_trgm similarity of the normalised names (0 for a place without a name)"],
+                ],
+            ],
             "Error": [
                 "type": "object", "required": ["code", "details", "hint", "message"], "additionalProperties": false,
                 "description": "PostgREST's error body",
@@ -297,6 +320,30 @@ extension OpenAPIDocument {
                     "expires_in": ["type": "integer"], "expires_at": ["type": "integer"],
                     "refresh_token": ["type": "string"], "user": ref("schemas", "User"),
                 ],
+            ],
+        ]
+    }
+
+    private static var placeSchema: JSONValue {
+        let nullableTimestamp: JSONValue = ["type": "string", "format": "date-time", "nullable": true]
+        return [
+            "type": "object",
+            "description": "A row of places_nearby: a place within the radius, nearest first, with what price_medians returns for its id (null below the threshold) and, for a stay, what price_quotes returns as its published cost (null without a stay or a city feed); with select= only the selected (or aliased) columns",
+            "properties": [
+                "location_id": ["type": "string"],
+                "name": ["type": "string", "nullable": true],
+                "source": ["type": "string"],
+                "kind": ["type": "string", "enum": ["curb_zone", "parking"]],
+                "lat": ["type": "number", "minimum": -90, "maximum": 90, "description": "A point on the place (WGS 84)"],
+                "lng": ["type": "number", "minimum": -180, "maximum": 180],
+                "distance_m": ["type": "integer", "minimum": 0, "maximum": 5000, "description": "Metres from the point asked about to the place (great-circle; 0 inside a polygon)"],
+                "median_cents": ["type": "integer", "nullable": true],
+                "reporters": ["type": "integer", "minimum": 3, "nullable": true],
+                "currency": ["type": "string", "nullable": true],
+                "last_reported_at": nullableTimestamp,
+                "published_cents": ["type": "integer", "nullable": true],
+                "published_allowed": ["type": "boolean", "nullable": true],
+                "published_reason": ["type": "string", "nullable": true, "enum": ["no_parking", "max_stay", "no_data", "feed_error", nil]],
             ],
         ]
     }

@@ -200,6 +200,8 @@ public enum OpenAPIDocument {
         ]
         let (startsAt, duration) = (QuoteQuery.startsAtPattern, QuoteQuery.durationPattern)
         let startsAtText = "When the stay starts (default now): ISO 8601, without an offset UTC"
+        let degrees = anchored(PlacesQuery.degreesPattern)
+        let placesStayText = "A stay, as price_quotes takes it: give starts_at and duration together (else 400, 22023) for the published columns"
         let durationText = "How long the stay lasts (default PT1H): PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H], more than 0 and at most 366 days; locations x days (a started day counting whole) at most 1830 per call"
 
         return [
@@ -237,6 +239,60 @@ public enum OpenAPIDocument {
                      "schema": ["type": "string", "pattern": .string(startsAt), "example": "2026-03-02T17:30:00-05:00"]],
                     ["name": "duration", "in": "query", "description": .string(durationText),
                      "schema": ["type": "string", "pattern": .string(duration), "example": "PT2H"]],
+                ]),
+            ReadFunction(
+                name: "places_nearby",
+                summary: "The places within radius_m metres of a point, nearest first (then by location_id), each with its community median and, for a stay (starts_at and duration, both or neither), its published cost",
+                rows: .place,
+                body: ["type": "object", "required": ["lat", "lng"], "additionalProperties": false, "properties": [
+                    "lat": ["type": "number", "minimum": -90, "maximum": 90, "example": 37.7955],
+                    "lng": ["type": "number", "minimum": -180, "maximum": 180, "example": -122.3937],
+                    "radius_m": ["type": "integer", "minimum": 1, "maximum": 5000, "default": 500],
+                    "rate_kind": ["type": "string", "enum": .array(rateKinds), "default": "hourly"],
+                    "starts_at": ["type": "string", "nullable": true, "pattern": .string(startsAt), "example": "2026-03-02T17:30:00-05:00",
+                                  "description": .string(placesStayText)],
+                    "duration": ["type": "string", "nullable": true, "pattern": .string(duration), "example": "PT2H",
+                                 "description": .string(placesStayText)],
+                    "max_results": ["type": "integer", "minimum": 1, "maximum": 100, "default": 20],
+                ]],
+                queryArguments: [
+                    ["name": "lat", "in": "query", "required": true, "description": "Degrees north, -90 to 90",
+                     "schema": ["type": "string", "pattern": .string(degrees), "example": "37.7955"]],
+                    ["name": "lng", "in": "query", "required": true, "description": "Degrees east, -180 to 180",
+                     "schema": ["type": "string", "pattern": .string(degrees), "example": "-122.3937"]],
+                    ["name": "radius_m", "in": "query", "description": "Metres, 1 to 5000 (default 500)",
+                     "schema": ["type": "integer", "minimum": 1, "maximum": 5000]],
+                    ["name": "rate_kind", "in": "query", "description": "One rate kind (default hourly)",
+                     "schema": ["type": "string", "enum": .array(rateKinds)]],
+                    ["name": "starts_at", "in": "query", "description": .string(placesStayText),
+                     "schema": ["type": "string", "pattern": .string(startsAt), "example": "2026-03-02T17:30:00-05:00"]],
+                    ["name": "duration", "in": "query", "description": .string(placesStayText),
+                     "schema": ["type": "string", "pattern": .string(duration), "example": "PT2H"]],
+                    ["name": "max_results", "in": "query", "description": "At most this many places, 1 to 100 (default 20)",
+                     "schema": ["type": "integer", "minimum": 1, "maximum": 100]],
+                ]),
+            ReadFunction(
+                name: "places_match",
+                summary: "Which existing place an app's own candidate (a name at a point) is: up to 5 places within radius_m, by trigram similarity of their normalised names, then the nearer, then by location_id",
+                rows: .match,
+                body: ["type": "object", "required": ["name", "lat", "lng"], "additionalProperties": false, "properties": [
+                    "name": ["type": "string", "minLength": 1, "maxLength": 200, "pattern": .string(anchored("[^\u{0}]*")), "example": "Ferry Building Garage",
+                             "description": "At most 200 characters, with a letter or a digit (else 400, 22023)"],
+                    "lat": ["type": "number", "minimum": -90, "maximum": 90, "example": 37.7955],
+                    "lng": ["type": "number", "minimum": -180, "maximum": 180, "example": -122.3937],
+                    "radius_m": ["type": "integer", "minimum": 1, "maximum": 1000, "default": 150],
+                ]],
+                queryArguments: [
+                    ["name": "name", "in": "query", "required": true, "description": "The candidate's name, at most 200 characters",
+                     "schema": ["type": "string", "minLength": 1, "maxLength": 200,
+                                "pattern": .string(anchored(#"(?!(not\.)?[a-z]+(\([a-z]+\))?\.)"# + "[^\u{0}]*")),
+                                "example": "Ferry Building Garage"]],
+                    ["name": "lat", "in": "query", "required": true, "description": "Degrees north, -90 to 90",
+                     "schema": ["type": "string", "pattern": .string(degrees), "example": "37.7955"]],
+                    ["name": "lng", "in": "query", "required": true, "description": "Degrees east, -180 to 180",
+                     "schema": ["type": "string", "pattern": .string(degrees), "example": "-122.3937"]],
+                    ["name": "radius_m", "in": "query", "description": "Metres, 1 to 1000 (default 150)",
+                     "schema": ["type": "integer", "minimum": 1, "maximum": 1000]],
                 ]),
         ]
     }

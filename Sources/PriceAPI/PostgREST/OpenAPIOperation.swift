@@ -100,11 +100,32 @@ extension OpenAPIDocument {
         }
 
         private var rowAnswers: [(status: Int, response: JSONValue)] {
-            let content: JSONValue = [
+            var content: JSONValue = [
                 "application/json": ["schema": ["type": "array", "items": ref("schemas", rows.schema)]],
                 "application/vnd.pgrst.object+json": ["schema": ref("schemas", rows.schema)],
                 "text/csv": ["schema": ["type": "string"]],
             ]
+            if rows.geoJSON, case .object(var media) = content {
+                media["application/geo+json"] = ["schema": [
+                    "type": "object", "required": ["type", "features"],
+                    "properties": [
+                        "type": ["type": "string", "enum": ["FeatureCollection"]],
+                        "features": ["type": "array", "items": [
+                            "type": "object", "required": ["type", "geometry", "properties"],
+                            "properties": [
+                                "type": ["type": "string", "enum": ["Feature"]],
+                                "geometry": ["type": "object", "required": ["type", "coordinates"], "properties": [
+                                    "type": ["type": "string", "enum": ["Point"]],
+                                    "coordinates": ["type": "array", "minItems": 2, "maxItems": 2, "items": ["type": "number"],
+                                                    "description": "[lng, lat]"],
+                                ]],
+                                "properties": ["type": "object", "description": "The row's other columns (as the Place schema, less lat and lng)"],
+                            ],
+                        ]],
+                    ],
+                ]]
+                content = .object(media)
+            }
             func answer(_ description: String) -> JSONValue {
                 ["description": .string(description), "headers": ["Content-Range": ref("headers", "ContentRange")], "content": content]
             }

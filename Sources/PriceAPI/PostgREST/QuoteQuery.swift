@@ -54,24 +54,40 @@ struct QuoteQuery: Sendable, Equatable {
             switch key {
             case "rate_kind": quote.rateKind = text
             case "starts_at":
-                guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: startsAtForm) != nil,
-                      Timestamp.microseconds(text) != nil else {
-                    return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: "
-                                                    + "\"\(JSONBody.printable(String(text.prefix(60))))\"",
-                                                hint: "starts_at is ISO 8601, e.g. 2026-03-02T17:30:00-05:00; without an offset it is UTC"))
+                switch checkedStartsAt(text) {
+                case .success(let value): quote.startsAt = value
+                case .failure(let error): return .failure(error)
                 }
-                quote.startsAt = text
             default:
-                guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: durationForm) != nil else {
-                    return .failure(.badRequest("22023", "duration must be an ISO 8601 duration of more than 0 and at most 366 days: "
-                                                    + "PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H]",
-                                                details: "Got '\(JSONBody.printable(String(text.prefix(60))))'",
-                                                hint: "e.g. PT2H, PT90M, PT1H30M, P1D"))
+                switch checkedDuration(text) {
+                case .success(let value): quote.duration = value
+                case .failure(let error): return .failure(error)
                 }
-                quote.duration = text
             }
         }
         return .success(quote)
+    }
+
+    /// A `starts_at` in the form the OpenAPI document states (`places_nearby` takes the same), else 22007.
+    static func checkedStartsAt(_ text: String) -> Result<String, APIError> {
+        guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: startsAtForm) != nil,
+              Timestamp.microseconds(text) != nil else {
+            return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: "
+                                            + "\"\(JSONBody.printable(String(text.prefix(60))))\"",
+                                        hint: "starts_at is ISO 8601, e.g. 2026-03-02T17:30:00-05:00; without an offset it is UTC"))
+        }
+        return .success(text)
+    }
+
+    /// A `duration` in the form the OpenAPI document states, else 22023.
+    static func checkedDuration(_ text: String) -> Result<String, APIError> {
+        guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: durationForm) != nil else {
+            return .failure(.badRequest("22023", "duration must be an ISO 8601 duration of more than 0 and at most 366 days: "
+                                            + "PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H]",
+                                        details: "Got '\(JSONBody.printable(String(text.prefix(60))))'",
+                                        hint: "e.g. PT2H, PT90M, PT1H30M, P1D"))
+        }
+        return .success(text)
     }
 
     /// The longest `starts_at` or `duration` worth matching (the longest valid ones have 32 and 11

@@ -163,6 +163,7 @@ extension ResultColumn {
         case .bigint: type = .bigint
         case .boolean: type = .boolean
         case .timestamptz: type = .timestamptz
+        case .doublePrecision: type = .double
         default: type = .text
         }
         self.init(name: column.name, type: type)

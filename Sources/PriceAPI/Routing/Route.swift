@@ -47,7 +47,7 @@ enum Route: Sendable, Equatable {
     /// Every label `label` can return, in the order /metrics lists them.
     static let allLabels: [String] = {
         let routes: [Route] = [.health, .ready, .metrics, .openAPI, .submitReports, .rpc("price_median"),
-                               .rpc("price_medians"), .rpc("price_quotes"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
+                               .rpc("price_medians"), .rpc("price_quotes"), .rpc("places_nearby"), .rpc("places_match"), .rpc("*"), .unknownTable(""), .signUp, .signUpChallenge, .token, .logout,
                                .user, .options(allow: []), .notFound]
         return routes.map(\.label)
     }()
@@ -65,6 +65,8 @@ enum RPCFunction: String, Sendable, CaseIterable {
     case priceMedian = "price_median"
     case priceMedians = "price_medians"
     case priceQuotes = "price_quotes"
+    case placesNearby = "places_nearby"
+    case placesMatch = "places_match"
 
     /// The function's path, its metrics label (made once, not on every call).
     var label: String {
@@ -72,15 +74,20 @@ enum RPCFunction: String, Sendable, CaseIterable {
         case .priceMedian: return Self.medianLabel
         case .priceMedians: return Self.mediansLabel
         case .priceQuotes: return Self.quotesLabel
+        case .placesNearby: return Self.placesLabel
+        case .placesMatch: return Self.matchLabel
         }
     }
     private static let medianLabel = Resource.rpc(priceMedian.rawValue).path
     private static let mediansLabel = Resource.rpc(priceMedians.rawValue).path
     private static let quotesLabel = Resource.rpc(priceQuotes.rawValue).path
+    private static let placesLabel = Resource.rpc(placesNearby.rawValue).path
+    private static let matchLabel = Resource.rpc(placesMatch.rawValue).path
 
     /// The signatures named in PGRST202's hint when a call matches none of them.
     static let signatures = "price_median(location_id, rate_kind), price_medians(location_ids, rate_kind), "
-        + "price_quotes(location_ids, rate_kind, starts_at, duration)"
+        + "price_quotes(location_ids, rate_kind, starts_at, duration), "
+        + "places_nearby(lat, lng, radius_m, rate_kind, starts_at, duration, max_results), places_match(name, lat, lng, radius_m)"
 }
 
 /// A path pricesvc serves and the methods it serves there: the route table. The router, `Allow`, CORS

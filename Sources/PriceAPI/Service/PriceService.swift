@@ -19,7 +19,7 @@ public final class PriceService: Sendable {
     /// The signing and verification keys, and the publishable API keys, as the database last said.
     let keys: ServiceKeys
     /// The handlers, each a value holding only what it needs; built once, here.
-    let reports: ReportHandler, medians: MedianHandler, quotes: QuoteHandler, auth: AuthHandler
+    let reports: ReportHandler, medians: MedianHandler, quotes: QuoteHandler, places: PlacesHandler, auth: AuthHandler
     /// Whether the sign-up challenge route is on (the OpenAPI document lists it then).
     let offersSignUpChallenge: Bool
     let rateLimiter: RateLimiter
@@ -58,6 +58,7 @@ public final class PriceService: Sendable {
                                         expensiveStatementTimeoutMilliseconds: settings.expensiveStatementTimeoutMilliseconds)
         self.medians = MedianHandler(calls: calls)
         self.quotes = QuoteHandler(calls: calls)
+        self.places = PlacesHandler(calls: calls)
         self.auth = AuthHandler(settings: AuthHandler.Settings(settings), keys: keys, clientKey: clientKey,
                                 refreshChain: refreshChain, signUpChallenges: signUpChallenges,
                                 attestation: signUpAttestation, metrics: metrics, clock: clock)
@@ -174,6 +175,10 @@ public final class PriceService: Sendable {
                                     hint: "Reports can only be inserted; read medians through /rest/v1/rpc/price_medians").response)
         case .rpc(QuoteQuery.functionName):
             return quotes.call(request, caller: caller)
+        case .rpc(PlacesQuery.functionName):
+            return places.call(request, caller: caller)
+        case .rpc(PlaceMatchQuery.functionName):
+            return places.match(request, caller: caller)
         case .rpc(let name):
             return medians.call(name, request, caller: caller)
         case .unknownTable(let name):

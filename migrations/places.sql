@@ -1,0 +1,331 @@
+-- Places, repeatable: where location ids are, and what parking costs near a point (issue 34). The table
+-- is in 0023_places.sql; its bounds (private.places_max_radius_m(), private.places_max_results()) in
+-- settings.sql; who may call what in policies.sql. PostGIS and pg_trgm live in the extensions schema, so
+-- every call, type and operator here is written extensions.* (operators as operator(extensions.<->)).
+--
+-- Distances are great-circle metres on PostGIS's mean-radius sphere (use_spheroid => false): the
+-- distance the GiST index orders by (`<->` on geography), so "nearest first" and `distance_m` always
+-- agree. Within 5 km they differ from the WGS 84 ellipsoid's by at most about 0.5 %.
+
+-- The places nearest to origin within radius_m, at most max_results of them, nearest first: the KNN form,
+-- ORDER BY geog <-> origin LIMIT n, which walks the GiST index in distance order and stops after n rows,
+-- then ST_DWithin on those n. Measured with 1 M places: 0.34 ms, where ordering by ST_Distance took 62 ms
+-- (it computes and sorts every place in the radius). ST_DWithin is applied after the limit, not inside
+-- it: inside, the planner weighs the radius by its statistics, and for 5 km over a dense city it chose a
+-- bitmap scan of 400 000 places and a sort (1.1 s); after it, the result is the same (the n nearest
+-- within the radius are the n nearest, less those outside it) and the plan is the index's whatever the
+-- statistics say. A plain SQL function with no SET clause, so the planner inlines it into its caller's
+-- query and pgTAP (67_places.sql) can hold its plan.
+create or replace function private.places_nearest(origin extensions.geography, radius_m double precision,
+                                                  max_results integer)
+    returns table(source text, location_id text, name text, kind text, lat double precision,
+                  lng double precision, distance double precision)
+    language sql stable parallel safe
+as $$
+    select k.source, k.location_id, k.name, k.kind, k.lat, k.lng,
+           extensions.st_distance(k.geog, places_nearest.origin, false)
+    from (select p.source, p.location_id, p.name, p.kind, p.lat, p.lng, p.geog
+          from private.places p
+          where p.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
+          order by p.geog operator(extensions.<->) places_nearest.origin
+          limit places_nearest.max_results) k
+    where extensions.st_dwithin(k.geog, places_nearest.origin, places_nearest.radius_m, false)
+$$;
+revoke all on function private.places_nearest(extensions.geography, double precision, integer) from public;
+
+-- Every place within radius_m of origin, unordered: after places_nearest found how far its n-th place
+-- is, the places that tie with it on whole metres (the order is by distance_m, then location_id, and
+-- which of several equally distant places make the cut is decided by location_id, not by the index).
+create or replace function private.places_within(origin extensions.geography, radius_m double precision)
+    returns table(source text, location_id text, name text, kind text, lat double precision,
+                  lng double precision, distance double precision)
+    language sql stable parallel safe
+as $$
+    select p.source, p.location_id, p.name, p.kind, p.lat, p.lng,
+           extensions.st_distance(p.geog, places_within.origin, false)
+    from private.places p
+    where extensions.st_dwithin(p.geog, places_within.origin, places_within.radius_m, false)
+$$;
+revoke all on function private.places_within(extensions.geography, double precision) from public;
+
+-- 22023 naming the argument and its bound.
+create or replace function private.places_check_range(argument text, value double precision, low double precision,
+                                                      high double precision)
+    returns void
+    language plpgsql immutable set search_path = ''
+as $$
+begin
+    -- NaN is outside every range (it compares greater than every number), a null is not in one either.
+    if value is null or not (value >= low and value <= high) then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('%s must be between %s and %s', argument, low, high),
+            detail = pg_catalog.format('Got %s', coalesce(value::pg_catalog.text, 'null'));
+    end if;
+end
+$$;
+revoke all on function private.places_check_range(text, double precision, double precision, double precision)
+    from public;
+
+-- The places within radius_m metres of (lat, lng), nearest first (distance_m, then location_id), at most
+-- max_results, each with what price_medians returns for its id and rate kind (null below the threshold)
+-- and, for a stay (starts_at and duration, both or neither), what price_quotes returns as its published
+-- cost. The medians are private.report_medians' rows, the function price_medians reads (called in groups
+-- of max_median_locations(), its bound per call); where a location has medians in more than one
+-- currency, the one price_quotes would pick: the published currency when there is published data, else
+-- the most reporters, then the currency's code. The published columns are private.cds_published_cost's,
+-- which price_quotes reads, for the places with a CDS zone, under the same location-days bound.
+create or replace function public.places_nearby(lat double precision, lng double precision, radius_m integer default 500,
+                                                rate_kind text default 'hourly', starts_at timestamptz default null,
+                                                duration interval default null, max_results integer default 20)
+    returns setof private.nearby_place
+    language plpgsql stable security definer set search_path = '' set jit = off
+as $$
+declare
+    origin extensions.geography;
+    wanted private.rate_kind;
+    found integer;
+    edge double precision;
+    beyond double precision;
+    reported pg_catalog.text[];
+    chunk constant integer := private.max_median_locations();
+    sources pg_catalog.text[];
+    ids pg_catalog.text[];
+    names pg_catalog.text[];
+    kinds pg_catalog.text[];
+    lats double precision[];
+    lngs double precision[];
+    distances integer[];
+    zoned pg_catalog.text[];
+    stay boolean := places_nearby.starts_at is not null;
+begin
+    -- The bounds, in one expression (the checker raises only for the first one missed).
+    if not (places_nearby.lat >= -90 and places_nearby.lat <= 90 and places_nearby.lng >= -180 and places_nearby.lng <= 180
+            and places_nearby.radius_m between 1 and private.places_max_radius_m()
+            and places_nearby.max_results between 1 and private.places_max_results()) is true then
+        perform private.places_check_range('lat', places_nearby.lat, -90, 90);
+        perform private.places_check_range('lng', places_nearby.lng, -180, 180);
+        perform private.places_check_range('radius_m', places_nearby.radius_m, 1, private.places_max_radius_m());
+        perform private.places_check_range('max_results', places_nearby.max_results, 1, private.places_max_results());
+    end if;
+    if (places_nearby.starts_at is null) <> (places_nearby.duration is null) then
+        raise exception using errcode = '22023',
+            message = 'starts_at and duration go together: give both or neither',
+            detail = pg_catalog.format('Got only %s', case when stay then 'starts_at' else 'duration' end);
+    end if;
+    if stay then
+        -- The stay's own checks (22023), before anything is searched.
+        perform from private.cds_published_cost('{}'::pg_catalog.text[], places_nearby.starts_at, places_nearby.duration);
+    end if;
+    wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
+    origin := extensions.st_setsrid(extensions.st_makepoint(places_nearby.lng, places_nearby.lat), 4326)::extensions.geography;
+
+    -- The nearest n + 1 (the KNN scan): the first n are the answer, ordered by whole metres and then
+    -- location_id, unless the next one ties with the n-th on whole metres, when the ids decide which of
+    -- the tied make the cut (below). Ties at the cut are rare, so a search is usually this one scan.
+    select pg_catalog.count(*)::integer,
+           pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank > places_nearby.max_results),
+           pg_catalog.array_agg(c.source order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.location_id order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.name order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.kind order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lat order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lng order by c.o) filter (where c.rank <= places_nearby.max_results),
+           pg_catalog.array_agg(pg_catalog.round(c.distance)::integer order by c.o) filter (where c.rank <= places_nearby.max_results)
+      into found, edge, beyond, sources, ids, names, kinds, lats, lngs, distances
+    from (select n.*,
+                 pg_catalog.row_number() over (order by n.distance, n.location_id, n.source) as rank,
+                 pg_catalog.row_number() over (order by pg_catalog.round(n.distance), n.location_id, n.source) as o
+          from private.places_nearest(origin, places_nearby.radius_m, places_nearby.max_results + 1) n) c;
+    if found = 0 then
+        return;
+    end if;
+
+    if beyond is not null and beyond <= edge then
+        -- A tie at the cut: every place within that many whole metres (the ties included), in order, the
+        -- first n.
+        select pg_catalog.array_agg(c.source order by c.o), pg_catalog.array_agg(c.location_id order by c.o),
+               pg_catalog.array_agg(c.name order by c.o), pg_catalog.array_agg(c.kind order by c.o),
+               pg_catalog.array_agg(c.lat order by c.o), pg_catalog.array_agg(c.lng order by c.o),
+               pg_catalog.array_agg(c.distance_m order by c.o)
+          into sources, ids, names, kinds, lats, lngs, distances
+        from (select w.*, pg_catalog.round(w.distance)::integer as distance_m,
+                     pg_catalog.row_number() over (order by pg_catalog.round(w.distance), w.location_id, w.source) as o
+              from private.places_within(origin, least(places_nearby.radius_m::double precision, edge + 0.5)) w
+              where pg_catalog.round(w.distance) <= edge and w.distance <= places_nearby.radius_m) c
+        where c.o <= places_nearby.max_results;
+    end if;
+    -- The medians are read for the ids the median store holds anything for (a group or a queued report):
+    -- report_medians' own list of every location with data (its overview), so the others, which
+    -- price_medians answers nothing for, cost no exact computation each.
+    -- The groups in one index scan over the ids; the queue by one probe per id (a scalar subquery with a
+    -- limit is never a hashed scan, which a plan kept from while the queue was small would be: medians.sql).
+    reported := array(select g.location_id from private.median_groups g
+                      where g.location_id = any (ids) and g.rate_kind = wanted::pg_catalog.text
+                      union
+                      select i.id from pg_catalog.unnest(ids) i(id)
+                      where (select 1 from private.median_queue q
+                             where q.location_id = i.id and q.rate_kind = wanted::pg_catalog.text limit 1) is not null);
+    if stay then
+        zoned := array(select distinct z.location_id from cds.zones z where z.location_id = any (ids));
+        perform private.cds_check_location_days(zoned, places_nearby.duration);
+    end if;
+
+    return query
+    with chosen as (
+        select r.*
+        from rows from (pg_catalog.unnest(sources), pg_catalog.unnest(ids), pg_catalog.unnest(names),
+                        pg_catalog.unnest(kinds), pg_catalog.unnest(lats), pg_catalog.unnest(lngs),
+                        pg_catalog.unnest(distances))
+             with ordinality r(source, location_id, name, kind, lat, lng, distance_m, o)
+    ),
+    medians as materialized (
+        select m.*
+        from pg_catalog.generate_series(1, pg_catalog.cardinality(reported), chunk) g(first)
+        cross join lateral private.report_medians(reported[g.first:g.first + chunk - 1], wanted, null) m
+    ),
+    published as materialized (
+        -- Called only for a stay, and then even when no place has a zone: it checks the stay (22023).
+        select p.*
+        from (select where stay) s
+        cross join lateral private.cds_published_cost(coalesce(zoned, '{}'::pg_catalog.text[]),
+                                                      places_nearby.starts_at, places_nearby.duration) p
+    )
+    select c.location_id, c.name, c.source, c.kind, c.lat, c.lng, c.distance_m,
+           m.median_cents, m.reporters, m.currency, m.last_reported_at,
+           p.cost_cents, p.allowed, p.reason
+    from chosen c
+    left join published p on p.location_id = c.location_id
+    left join lateral (
+        select m.* from medians m
+        where m.location_id = c.location_id and (p.currency is null or m.currency = p.currency)
+        order by m.reporters desc, m.currency
+        limit 1) m on true
+    order by c.o;
+end
+$$;
+revoke all on function public.places_nearby(double precision, double precision, integer, text, timestamptz, interval,
+                                            integer) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Loaders: `pricesvc import-rates` (a CDS feed's zones) and `pricesvc import-places` (a GeoJSON file),
+-- both checked by the importer first (PublishedRates), each replacing one source's places in the
+-- caller's transaction.
+------------------------------------------------------------------------------------------------------
+
+-- The places of a CDS source: each location id's zone polygon. A location id may have zones one after
+-- another; its place is the zone valid now, else the one that starts last. Called by
+-- private.cds_replace_source in its own transaction, so rates and places change together.
+create or replace function private.places_replace_zones(p_source text, p_zones jsonb)
+    returns integer
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    now_ms constant pg_catalog.int8 := (extract(epoch from pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8;
+    stored integer;
+begin
+    delete from private.places p where p.source = p_source and p.kind = 'curb_zone';
+    insert into private.places as p (source, location_id, name, kind, geom)
+    select distinct on (z.location_id) p_source, z.location_id, z.name, 'curb_zone',
+           extensions.st_setsrid(extensions.st_geomfromgeojson(z.geometry::pg_catalog.text), 4326)
+    from pg_catalog.jsonb_to_recordset(p_zones)
+         as z(location_id pg_catalog.text, name pg_catalog.text, geometry jsonb, start_date pg_catalog.int8,
+              end_date pg_catalog.int8)
+    where z.geometry is not null
+    order by z.location_id,
+             (z.start_date <= now_ms and (z.end_date is null or z.end_date > now_ms)) desc,
+             z.start_date desc
+    -- A zone is the place of its location id: it replaces a GeoJSON place of the same source and id.
+    on conflict (source, location_id) do update set name = excluded.name, kind = excluded.kind, geom = excluded.geom;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+revoke all on function private.places_replace_zones(text, jsonb) from public;
+
+-- The places of a GeoJSON source (`pricesvc import-places --source NAME FILE`): {"places": [{"location_id",
+-- "name", "geometry"}]}, each location id once. Replaces the source's GeoJSON places in one statement's
+-- transaction; a source that is also a CDS feed keeps its zones, and a feature whose id is one of them is
+-- refused (a zone is the place of its location id). Returns how many places the source had before and
+-- has now (zones not counted).
+create or replace function private.places_replace_source(p_source text, p_document jsonb)
+    returns table(previous integer, stored integer)
+    language plpgsql volatile set search_path = ''
+as $$
+declare
+    zone_id pg_catalog.text;
+begin
+    -- Concurrent imports of one source take turns.
+    perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(), pg_catalog.hashtext(p_source));
+    select z.location_id into zone_id
+    from pg_catalog.jsonb_to_recordset(p_document -> 'places') as x(location_id pg_catalog.text)
+    join private.places z on z.source = p_source and z.location_id = x.location_id and z.kind = 'curb_zone'
+    order by 1 limit 1;
+    if zone_id is not null then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('location id %L is a zone of source %L (import-rates): a zone is the place of its location id',
+                                        zone_id, p_source);
+    end if;
+    delete from private.places p where p.source = p_source and p.kind = 'parking';
+    get diagnostics previous = row_count;
+    -- Written in geohash order, so places near one another share pages: a search reads the n nearest
+    -- from a few pages instead of n scattered ones (bench row 16: a third less PostgreSQL time per search
+    -- over a million places than in random order).
+    insert into private.places (source, location_id, name, kind, geom)
+    select p_source, x.location_id, x.name, 'parking', x.geom
+    from (select y.location_id, y.name,
+                 extensions.st_setsrid(extensions.st_geomfromgeojson(y.geometry::pg_catalog.text), 4326) as geom
+          from pg_catalog.jsonb_to_recordset(p_document -> 'places')
+               as y(location_id pg_catalog.text, name pg_catalog.text, geometry jsonb)) x
+    order by extensions.st_geohash(x.geom);
+    get diagnostics stored = row_count;
+    return next;
+end
+$$;
+revoke all on function private.places_replace_source(text, jsonb) from public;
+
+------------------------------------------------------------------------------------------------------
+-- Matching an app's own candidate (a MapKit point of interest, say) to the id everyone reports under
+------------------------------------------------------------------------------------------------------
+
+-- A name as places_match compares it: lower case, every run of characters that are not letters or digits
+-- one space, trimmed. "Ferry-Building Garage" and "ferry building  garage" are the same name.
+create or replace function private.places_normalised_name(name text) returns text
+    language sql immutable parallel safe
+    return pg_catalog.btrim(pg_catalog.regexp_replace(pg_catalog.lower(name), '[^[:alnum:]]+', ' ', 'g'));
+revoke all on function private.places_normalised_name(text) from public;
+
+-- Up to places_match_results() places within radius_m of (lat, lng), best first: by the trigram
+-- similarity of the normalised names (pg_trgm's similarity(), 0 to 1; 0 for a place without a name), then
+-- the nearer, then by location_id. Every place in the radius is a candidate, however unlike its name, so an
+-- app sees what is there; it decides what similarity is enough (docs/api.md).
+create or replace function public.places_match(name text, lat double precision, lng double precision,
+                                               radius_m integer default 150)
+    returns setof private.place_match
+    language plpgsql stable security definer set search_path = '' set jit = off
+as $$
+declare
+    origin extensions.geography;
+    wanted pg_catalog.text;
+begin
+    if places_match.name is null or pg_catalog.char_length(places_match.name) > private.places_max_name_length() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('name must be 1 to %s characters', private.places_max_name_length());
+    end if;
+    wanted := private.places_normalised_name(places_match.name);
+    if wanted = '' then
+        raise exception using errcode = '22023', message = 'name must contain a letter or a digit';
+    end if;
+    perform private.places_check_range('lat', places_match.lat, -90, 90);
+    perform private.places_check_range('lng', places_match.lng, -180, 180);
+    perform private.places_check_range('radius_m', places_match.radius_m, 1, private.places_max_match_radius_m());
+    origin := extensions.st_setsrid(extensions.st_makepoint(places_match.lng, places_match.lat), 4326)::extensions.geography;
+    return query
+    select w.location_id, w.name, pg_catalog.round(w.distance)::integer,
+           coalesce(extensions.similarity(private.places_normalised_name(w.name), wanted), 0)::real as similarity
+    from private.places_within(origin, places_match.radius_m) w
+    order by 4 desc, 3, w.location_id
+    limit private.places_match_results();
+end
+$$;
+revoke all on function public.places_match(text, double precision, double precision, integer) from public;
