@@ -175,7 +175,7 @@ wait "$apart_pid"
 IFS=$'\t' read -r apart_seconds apart_result <"$apart_log.result" || apart_result=FAILED
 cat "$apart_log"
 echo "-- end-to-end, apart: $apart_result (whole output: $apart_log)"
-record "$apart_suite" "${apart_seconds:-0}" 240 "$apart_result"
+record "$apart_suite" "${apart_seconds:-0}" 300 "$apart_result"
 cluster_suite="cluster (beside end-to-end): Patroni failover drill, HAProxy limits, replica reads, restore drill"
 step "$cluster_suite"
 wait "$cluster_pid"
