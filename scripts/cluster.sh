@@ -54,16 +54,7 @@ PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard 
 die() { echo "cluster: $*" >&2; exit 1; }
 usage() { die "usage: $0 up|status|failover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
 
-# The migrations create PostGIS and pg_trgm (migrations/0023_places.sql): a server without them cannot be
-# migrated, so say which package is missing before any cluster is made.
-require_extensions() {
-    local share
-    share=$("$PGBIN/pg_config" --sharedir 2>/dev/null) || share=/usr/share/postgresql/15
-    [ -f "$share/extension/postgis.control" ] ||
-        die "PostGIS is missing from $share (apt-get install postgresql-15-postgis-3; scripts/install-deps.sh installs it)"
-    [ -f "$share/extension/pg_trgm.control" ] ||
-        die "pg_trgm is missing from $share (apt-get install postgresql-contrib)"
-}
+. "$REPO/scripts/pg-extensions.sh"
 
 [ $# -ge 2 ] || usage
 cmd=$1

@@ -9,14 +9,13 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, ServerFactory, _start_cluster
-from helpers import Database, jwt_claims, report
+from helpers import Database, jwt_claims, report, wait_until
 
 BACKUP_SH = REPO / "scripts/backup.sh"
 PG_CLUSTER_SH = REPO / "scripts/pg-cluster.sh"
@@ -41,10 +40,8 @@ def submitter(api, token: str):
 def wait_past_backup(db: Database, backup: dict) -> None:
     """pgBackRest keeps a backup's stop time in whole seconds, so a restore to T starts from a backup only
     when it stopped a full second before T: waits (on the database's clock) until `backup` has."""
-    deadline = time.monotonic() + 5
-    while db.scalar(f"select now() >= '{backup['stop']}'::timestamptz + interval '1 second'") != "t":
-        assert time.monotonic() < deadline, f"the database's clock did not pass {backup['stop']} + 1 s"
-        time.sleep(0.05)
+    wait_until(lambda: db.scalar(f"select now() >= '{backup['stop']}'::timestamptz + interval '1 second'") == "t",
+               5, interval=0.05, message=f"the database's clock past {backup['stop']} + 1 s")
 
 
 def assert_repository_keeps_no_secret(pg_dir: Path, repository: str, needles: list[bytes]) -> None:

@@ -9,11 +9,12 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import jsonschema
 import requests
+
+from helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "docs/grafana-dashboard.json"
@@ -113,10 +114,8 @@ def test_every_series_the_dashboard_and_the_alert_rules_name_is_served(migrated,
     assert api.medians(["dashboard:nowhere"], token) == []
     assert api.get("/auth/v1/user", token=token).status_code == 200
     # The maintenance runs are read on a thread of their own: wait (bounded) for the first read.
-    deadline = time.monotonic() + 20
-    while "pricesvc_maintenance_last_success_timestamp_seconds" not in (metrics := server.metrics()):
-        assert time.monotonic() < deadline, "the maintenance runs never appeared on /metrics"
-        time.sleep(0.2)
+    metrics = wait_until(lambda: (text := server.metrics()) if "pricesvc_maintenance_last_success_timestamp_seconds" in text
+                         else None, 20, interval=0.2, message="the maintenance runs on /metrics")
     assert _sample(metrics, 'pricesvc_sign_ups_total{kind="anonymous"}') == 1, metrics
     assert _sample(metrics, 'pricesvc_sign_ups_total{kind="attested"}') == 0, metrics
     assert (_sample(metrics, 'pricesvc_db_reads_total{pool="replica"}') or 0) >= 1, metrics
