@@ -114,8 +114,11 @@ def test_every_series_the_dashboard_and_the_alert_rules_name_is_served(migrated,
     assert api.medians(["dashboard:nowhere"], token) == []
     assert api.get("/auth/v1/user", token=token).status_code == 200
     # The maintenance runs are read on a thread of their own: wait (bounded) for the first read.
-    metrics = wait_until(lambda: (text := server.metrics()) if "pricesvc_maintenance_last_success_timestamp_seconds" in text
-                         else None, 20, interval=0.2, message="the maintenance runs on /metrics")
+    def maintenance_read() -> str | None:
+        text = server.metrics()
+        return text if "pricesvc_maintenance_last_success_timestamp_seconds" in text else None
+
+    metrics = wait_until(maintenance_read, 20, interval=0.2, message="the maintenance runs on /metrics")
     assert _sample(metrics, 'pricesvc_sign_ups_total{kind="anonymous"}') == 1, metrics
     assert _sample(metrics, 'pricesvc_sign_ups_total{kind="attested"}') == 0, metrics
     assert (_sample(metrics, 'pricesvc_db_reads_total{pool="replica"}') or 0) >= 1, metrics
