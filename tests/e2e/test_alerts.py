@@ -6,7 +6,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "docs/alerts.yml"
 
