@@ -347,8 +347,12 @@ postgresql:
     no_params: true
   recovery_conf:
     restore_command: pgbackrest --config=$home/pgbackrest.conf --stanza=$STANZA archive-get %f "%p"
-  pg_hba:  # loopback only, so plain host; docs/deployment.md's samples (other machines) use hostssl
-    - local all all trust
+  # The socket: peer, and only the OS user the nodes run as may log in, as the superuser (pgBackRest, the
+  # backup tool). Loopback TCP: a password; docs/deployment.md's samples (other machines) use hostssl.
+  pg_ident:
+    - pricesvc $DB_USER postgres
+  pg_hba:
+    - local all all peer map=pricesvc
     - host replication replicator 127.0.0.1/32 scram-sha-256
     - host all all 127.0.0.1/32 scram-sha-256
 EOF

@@ -6,16 +6,19 @@
 #   scripts/pg-cluster.sh stop DIR     fast shutdown; idempotent
 #   scripts/pg-cluster.sh restart DIR  stop, then start (quiet)
 #   scripts/pg-cluster.sh destroy DIR  stop, then delete the cluster's data (a throwaway test cluster)
+#   scripts/pg-cluster.sh allow DIR ROLE...
+#                                      let this OS user log in as ROLE too (a login role made after start)
 #
 # Prints nothing but errors, except the last line of `start`. When run as root the cluster runs as the
 # `postgres` OS user, because initdb refuses to run as root.
 #
-# Private to its owner (issue 32, reproduction 5): DIR (the socket's directory), the data directory and
-# the socket itself are mode 0700, owned by the OS user the server runs as, so no other local user can
-# connect at all; root reaches them anyway. Connections over that socket are `trust`: tests connect as
-# many roles (postgres, authenticator, analysts, roles made on the fly) from one OS user, which peer
-# authentication cannot map on PostgreSQL 15 (pg_ident.conf names one role per line), so the file
-# permissions are the gate, as peer would be. TCP, off unless a test adds it, needs scram-sha-256.
+# Private to its owner: DIR (the socket's directory), the data directory and the socket itself are mode
+# 0700, owned by the OS user the server runs as, so no other local user can reach the socket; root reaches
+# it anyway. Over the socket, authentication is `peer` with a map (pg_ident.conf, rewritten on every
+# start): the OS user who runs this script and the server's owner may log in as the superuser,
+# `authenticator` and `analyst` (make run's roles), and as the roles named with `allow`. Any other OS user,
+# or any other role, is refused even with the socket in reach. PostgreSQL 15's pg_ident.conf names one
+# role per line (16 adds `all`), hence the list. TCP, off unless a test adds it, needs scram-sha-256.
 #
 # PG_CLUSTER_THROWAWAY=1 on the first `start` (make test's own cluster only) makes a cluster that is fast and
 # not crash-safe, for good (DIR/throwaway remembers it): no fsync, asynchronous commit, no full-page writes,
@@ -29,12 +32,13 @@ PORT=5432
 
 die() { echo "pg-cluster: $*" >&2; exit 1; }
 
-usage() { die "usage: $0 start|stop|restart|destroy DIR"; }
+usage() { die "usage: $0 start|stop|restart|destroy DIR | allow DIR ROLE..."; }
 
 . "$(dirname "$0")/pg-extensions.sh"
 
-[ $# -eq 2 ] || usage
+[ $# -ge 2 ] || usage
 cmd=$1
+[ "$cmd" = allow ] || [ $# -eq 2 ] || usage
 mkdir -p -- "$2"
 DIR=$(cd -- "$2" && pwd -P)
 # As root the server runs as `postgres`, which must reach DIR. A checkout under a private home
@@ -50,13 +54,14 @@ fi
 DATA=$DIR/data
 LOG=$DIR/postgres.log
 
+CALLER=$(id -un)
 if [ "$(id -u)" -eq 0 ]; then
     SUPERUSER=postgres
     id -u postgres >/dev/null 2>&1 || die "OS user 'postgres' is missing (apt-get install postgresql)"
     as_owner() { runuser -u postgres -- "$@"; }
     chown postgres: "$DIR"
 else
-    SUPERUSER=$(id -un)
+    SUPERUSER=$CALLER
     as_owner() { "$@"; }
 fi
 chmod 0700 "$DIR"
@@ -131,6 +136,59 @@ EOF
         echo "include_if_exists = 'pricesvc.conf'" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
 }
 
+# Roles named by `allow`, one per line, kept across restarts.
+ALLOWED=$DIR/allowed-roles
+
+write_authentication() {
+    # pg_hba.conf once, at initdb or on the first start of a cluster made before peer (a test may then
+    # replace it: tests/e2e/test_tls.py); the map on every start.
+    if [ ! -f "$DATA/pg_hba.by-pg-cluster" ]; then
+        as_owner tee "$DATA/pg_hba.conf" >/dev/null <<EOF
+# Written by scripts/pg-cluster.sh. The socket: peer, through the map in pg_ident.conf.
+# TCP (off unless listen_addresses is set): a password, scram-sha-256.
+local all all peer map=pricesvc
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+EOF
+        as_owner touch "$DATA/pg_hba.by-pg-cluster"
+    fi
+    local roles os_users os_user role
+    roles=$( { printf '%s\n' "$SUPERUSER" authenticator analyst; cat -- "$ALLOWED" 2>/dev/null || true; } | sort -u)
+    os_users=$(printf '%s\n' "$CALLER" "$(as_owner id -un)" | sort -u)
+    {
+        echo "# Written by scripts/pg-cluster.sh on every start and by its allow command; edits are overwritten."
+        echo "# MAPNAME SYSTEM-USERNAME PG-USERNAME"
+        for os_user in $os_users; do
+            for role in $roles; do printf 'pricesvc %s %s\n' "$os_user" "$role"; done
+        done
+    } | as_owner tee "$DATA/pg_ident.conf" >/dev/null
+}
+
+# True once the server's map lets this OS user in as $1 (the role may not exist yet: that is a later error).
+map_admits() {
+    local out
+    out=$("$PGBIN/psql" -X -h "$DIR" -p "$PORT" -U "$1" -d postgres -c 'select' 2>&1 9>&-) && return 0
+    ! grep -q 'Peer authentication failed' <<<"$out"
+}
+
+allow() {
+    local role
+    for role in "$@"; do
+        [[ $role =~ ^[a-z_][a-z0-9_]{0,62}$ ]] || die "allow: '$role' is not a plain role name"
+        grep -qxF -- "$role" "$ALLOWED" 2>/dev/null || echo "$role" >>"$ALLOWED"
+    done
+    [ -f "$DATA/PG_VERSION" ] || return 0
+    write_authentication
+    postmaster_running || return 0
+    psql_su -d postgres -tAc 'select pg_reload_conf()' >/dev/null
+    # The postmaster reads the map again when it handles the signal: wait until it has.
+    local deadline=$((SECONDS + 10))
+    until map_admits "$1"; do
+        [ $SECONDS -lt $deadline ] || die "allow: the server did not take the new map within 10 s"
+        sleep 0.1
+    done
+}
+
 psql_su() {
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$DIR" -p "$PORT" -U "$SUPERUSER" "$@"
 }
@@ -142,11 +200,12 @@ start() {
         rm -rf -- "$DATA"
         install -d -m 0700 "$DATA"
         [ "$(id -u)" -eq 0 ] && chown postgres: "$DATA"
-        quiet as_owner "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth-local=trust --auth-host=scram-sha-256 \
+        quiet as_owner "$PGBIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth-local=peer --auth-host=scram-sha-256 \
             --encoding=UTF8 --locale=C.UTF-8 --no-instructions $(throwaway && echo --no-sync) ||
             die "initdb failed"
     fi
     write_config
+    write_authentication
     if postmaster_running &&
         [ "$(psql_su -d postgres -tAc 'show track_commit_timestamp' 2>/dev/null)" = off ]; then
         # A cluster started by an older version of this script: restart it so the setting above applies.
@@ -155,6 +214,9 @@ start() {
     if ! postmaster_running; then
         remove_stale_lock_files
         quiet as_owner "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start || die "could not start the cluster in $DATA"
+    else
+        # Already serving: it takes the files written above now.
+        quiet as_owner "$PGBIN/pg_ctl" -D "$DATA" reload || die "could not reload the cluster in $DATA"
     fi
     local exists
     exists=$(psql_su -d postgres -tAc "select 1 from pg_database where datname = 'pricesvc'")
@@ -181,5 +243,6 @@ start) start ;;
 stop) stop ;;
 destroy) stop; rm -rf -- "$DATA" "$LOG" "$DIR/throwaway" ;;
 restart) stop; start >/dev/null ;;
+allow) shift 2; allow "$@" ;;
 *) usage ;;
 esac

@@ -23,7 +23,7 @@ export PRICESVC_LISTEN=${PRICESVC_LISTEN:-127.0.0.1:8080}
 "$bin" migrate --migration-database-url "$owner_url"
 
 # A login role in price_analyst, as README "Analysts" describes: it can read medians and nothing else.
-# The cluster trusts its own socket, so it needs no password here.
+# The cluster's socket takes peer authentication (its map names analyst), so it needs no password here.
 psql -X -q -v ON_ERROR_STOP=1 "$owner_url" -c "do \$\$ begin
   if not exists (select from pg_catalog.pg_roles where rolname = 'analyst') then
     create role analyst login in role price_analyst;

@@ -80,6 +80,12 @@ class Env:
         assert result.returncode == 0, f"pricesvc migrate failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
         return result
 
+    def allow_login(self, *roles: str) -> None:
+        """Lets this OS user log in over the cluster's socket as `roles` (peer with a map: scripts/pg-cluster.sh)."""
+        result = subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "allow", self.pg_dir, *roles],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+
 
 def _start_cluster(directory: Path) -> tuple[str, str]:
     result = subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "start", str(directory)],

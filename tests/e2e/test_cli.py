@@ -429,6 +429,7 @@ def test_every_setting_names_its_source_in_errors(env):
 ])
 def test_serve_fails_fast_with_one_line_when_the_login_is_refused(env, url_tail, sqlstate, words):
     database, _, query = url_tail.partition("?")
+    env.allow_login("no_such_role_e2e")  # past peer's map, so the server's refusal is about the role
     url = f"postgresql:///{database}?host={env.pghost}&{query}"
     started = time.monotonic()
     result = env.run("serve", timeout=30, STARTUP_TIMEOUT=30, LISTEN="127.0.0.1:0", DATABASE_URL=url)

@@ -21,7 +21,7 @@ from helpers import (assert_auth_error, assert_postgrest_error, fake_client_ip, 
 
 
 def psql_as(env, role_user: str, sql: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """psql over the cluster's socket as `role_user` (no password: the test cluster trusts local users)."""
+    """psql over the cluster's socket as `role_user` (no password: peer, through the test cluster's map)."""
     return subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose",
                            "-h", env.pghost, "-U", role_user, "-d", "pricesvc"],
                           input="\\set VERBOSITY verbose\n" + sql, capture_output=True, text=True, timeout=timeout)

@@ -42,6 +42,7 @@ def rotator(migrated, db):
     """`pricesvc keys ...` as a login role that is a member of pricesvc_owner, not a superuser."""
     name = "rotator_" + uuid.uuid4().hex[:8]
     db.psql(f"create role {name} login in role pricesvc_owner")
+    migrated.allow_login(name)
     assert db.scalar(f"select rolsuper or rolbypassrls from pg_roles where rolname = '{name}'") == "f"
     url = f"postgresql:///pricesvc?host={migrated.pghost}&user={name}"
 

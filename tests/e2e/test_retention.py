@@ -43,6 +43,7 @@ def operator_url(migrated, db):
     membership does not carry the owner's BYPASSRLS."""
     db.psql(f"do $$ begin if not exists (select from pg_roles where rolname = '{OPERATOR}') then "
             f"create role {OPERATOR} login inherit; end if; end $$; grant pricesvc_owner to {OPERATOR}")
+    migrated.allow_login(OPERATOR)
     return re.sub(r"user=[^&]+", f"user={OPERATOR}", migrated.owner_url)
 
 

@@ -26,6 +26,7 @@ def test_serve_refuses_a_superuser_login_and_names_the_role_and_the_flag(migrate
 def test_serve_refuses_a_bypassrls_login(migrated, db):
     db.psql("do $$ begin if not exists (select from pg_roles where rolname = 'e2e_bypassrls') then "
             "create role e2e_bypassrls login bypassrls; end if; end $$")
+    migrated.allow_login("e2e_bypassrls")
     url = re.sub(r"user=[^&]+", "user=e2e_bypassrls", migrated.owner_url)
     result = migrated.run("serve", timeout=30, DATABASE_URL=url, LISTEN="127.0.0.1:0")
     assert result.returncode == 2, (result.returncode, result.stderr)
@@ -66,7 +67,7 @@ def test_the_test_suites_own_variables_are_not_settings_and_are_ignored(env):
     assert result.returncode == 0, result.stderr
 
 
-def test_the_dev_and_test_cluster_is_private_to_its_owner(env):
+def test_the_dev_and_test_cluster_is_private_to_its_owner(env, db):
     """Issue 32, reproduction 5: scripts/pg-cluster.sh ran `trust` over a socket mode 0777 in a directory
     anyone could enter, so any local user connected as the superuser (`copy … to program` then runs
     commands as the cluster's owner). Now the socket, its directory and the data directory are the
@@ -85,6 +86,18 @@ def test_the_dev_and_test_cluster_is_private_to_its_owner(env):
     hba = [line.split() for line in (data / "pg_hba.conf").read_text().splitlines()
            if line.strip() and not line.startswith("#")]
     assert all(fields[-1] == "scram-sha-256" for fields in hba if fields[0].startswith("host")), hba
+    # Over the socket: peer through the map, never trust. A login role the map does not name is refused,
+    # even for the OS user that may reach the socket; one it names gets in.
+    assert [fields[3:] for fields in hba if fields[0] == "local"] == [["peer", "map=pricesvc"]], hba
+    db.psql("do $$ begin if not exists (select from pg_roles where rolname = 'e2e_unmapped') then "
+            "create role e2e_unmapped login; end if; end $$")
+    unmapped = subprocess.run(["psql", "-X", "-h", str(socket_dir), "-U", "e2e_unmapped", "-d", "pricesvc",
+                               "-tAc", "select 1"], capture_output=True, text=True, timeout=30)
+    assert unmapped.returncode != 0 and 'Peer authentication failed for user "e2e_unmapped"' in unmapped.stderr, \
+        (unmapped.stdout, unmapped.stderr)
+    service = subprocess.run(["psql", "-X", "-h", str(socket_dir), "-U", "authenticator", "-d", "pricesvc",
+                              "-tAc", "select current_user"], capture_output=True, text=True, timeout=30)
+    assert service.stdout.strip() == "authenticator", service.stderr
     if os.geteuid() == 0 and shutil.which("runuser"):
         outsider = subprocess.run(["runuser", "-u", "nobody", "--", "psql", "-X", "-h", str(socket_dir), "-U", env.pguser,
                                    "-d", "pricesvc", "-tAc", "select 1"], capture_output=True, text=True, timeout=30)

@@ -63,7 +63,7 @@ class TLSCluster:
                                          f"ssl_key_file = '{real}/server.key'\nlisten_addresses = '{self.address}'\n")
         # Over TCP only hostssl: a connection without TLS finds no entry (the cluster sample's rule).
         hba = data / "pg_hba.conf"
-        hba.write_text("local all all trust\nhostssl all all 127.0.0.0/8 trust\n")
+        hba.write_text("local all all peer map=pricesvc\nhostssl all all 127.0.0.0/8 trust\n")
         os.chown(hba, owner.st_uid, owner.st_gid)
         self._cluster("restart")
 
