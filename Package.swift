@@ -28,6 +28,7 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .target(name: "PriceJSON"),
+        // libcrypto's one Swift wrapper: SHA-256, HMAC, CSPRNG, constant-time compare, X.509 parsing and path checks.
         .target(name: "PriceCrypto", dependencies: ["CCrypto"]),
         // A query's rows as PostgreSQL's text output in one byte buffer (TextCells): what the driver fills
         // and the dialect renders, pure, so neither needs the other.
@@ -38,8 +39,8 @@ let package = Package(
         .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
         // What App Attest and Android Key Attestation share: a strict DER reader, X.509 certificates and the
-        // chain check at a given time (OpenSSL through CCrypto), base64.
-        .target(name: "AttestationPKI", dependencies: ["CCrypto"]),
+        // chain check at a given time (OpenSSL through PriceCrypto's X509Certificate), base64.
+        .target(name: "AttestationPKI", dependencies: ["PriceCrypto"]),
         // App Attest: a strict CBOR decoder, authData, and the verifier's steps.
         .target(name: "AppAttest", dependencies: ["AttestationPKI", "PriceCrypto"]),
         // Android Key Attestation: the KeyDescription extension, Google's pinned roots, the status list, the policy.
