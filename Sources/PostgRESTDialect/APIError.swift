@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 
 /// Every error pricesvc answers with, as a value on the wire. The two wire shapes are PostgREST's

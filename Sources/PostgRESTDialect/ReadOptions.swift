@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 
 /// What a client asks of a function's result besides calling it, with PostgREST's syntax and
 /// status codes: horizontal filters, `select`, `order`, `limit`/`offset` and `Range`, the media

@@ -1,5 +1,5 @@
 import PriceRows
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 
 extension ReadOptions {
