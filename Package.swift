@@ -28,6 +28,7 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
 
         .target(name: "PriceJSON"),
+        // libcrypto's one Swift wrapper: SHA-256, HMAC, CSPRNG, constant-time compare, X.509 parsing and path checks.
         .target(name: "PriceCrypto", dependencies: ["CCrypto"]),
         // A query's rows as PostgreSQL's text output in one byte buffer (TextCells): what the driver fills
         // and the dialect renders, pure, so neither needs the other.
@@ -38,17 +39,20 @@ let package = Package(
         .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
         // What App Attest and Android Key Attestation share: a strict DER reader, X.509 certificates and the
-        // chain check at a given time (OpenSSL through CCrypto), base64.
-        .target(name: "AttestationPKI", dependencies: ["CCrypto"]),
+        // chain check at a given time (OpenSSL through PriceCrypto's X509Certificate), base64.
+        .target(name: "AttestationPKI", dependencies: ["PriceCrypto"]),
         // App Attest: a strict CBOR decoder, authData, and the verifier's steps.
         .target(name: "AppAttest", dependencies: ["AttestationPKI", "PriceCrypto"]),
         // Android Key Attestation: the KeyDescription extension, Google's pinned roots, the status list, the policy.
         .target(name: "AndroidAttestation", dependencies: ["AttestationPKI", "PriceCrypto", "PriceJSON"]),
-        // The HTTP server only: libmicrohttpd, requests and responses, limits, the server's metrics.
-        .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceJSON"]),
+        // HTTPRequest, HTTPHeaders and HTTPResponse, pure: what the dialect and the application build on
+        // without the server.
+        .target(name: "PriceHTTPMessage"),
+        // The HTTP server only: libmicrohttpd, limits, the server's metrics (re-exports PriceHTTPMessage).
+        .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceHTTPMessage", "PriceJSON"]),
         // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
-        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTP", "PriceJSON", "PriceRows"]),
+        .target(name: "PostgRESTDialect", dependencies: ["PriceHTTPMessage", "PriceJSON", "PriceRows"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
         .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
@@ -72,7 +76,7 @@ let package = Package(
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
         // The executable's pure parts: settings, their sources, the listen address.
         .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
-        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceJSON"]),
+        .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTPMessage", "PriceJSON"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"]),
         // Every committed corpus input and FailCase of Fuzz/, once per `make test`, without a sanitizer build.
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),

@@ -1,13 +1,13 @@
-internal import CCrypto
+import PriceCrypto
 
-/// One X.509 certificate parsed by OpenSSL from DER, freed with the value. What App Attest and Android Key
-/// Attestation read from their chains: extensions by OID, the public key, the serial, and the path check.
-public final class Certificate: @unchecked Sendable {
+/// One X.509 certificate, parsed by OpenSSL (PriceCrypto's `X509Certificate`) and by the strict DER reader.
+/// What App Attest and Android Key Attestation read from their chains: extensions by OID, the public key,
+/// the serial, and the path check.
+public final class Certificate: Sendable {
     /// A certificate larger than this is refused unread (attestation certificates are 0.5 to 2 KiB).
     public static let maxBytes = 16_384
 
-    // An X509 *; never mutated after init, and OpenSSL's read functions are safe to call concurrently.
-    let pointer: OpaquePointer
+    let x509: X509Certificate
     /// The DER the certificate was parsed from.
     public let der: [UInt8]
     /// tbsCertificate's serialNumber (unsigned, no leading zeros; a negative one's two's complement) and
@@ -18,24 +18,13 @@ public final class Certificate: @unchecked Sendable {
 
     /// nil unless `der` is exactly one DER certificate.
     public init?(der: [UInt8]) {
-        guard !der.isEmpty, der.count <= Self.maxBytes, let fields = try? Self.tbsFields(der) else { return nil }
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            let certificate = d2i_X509(nil, &cursor, buffer.count)
-            guard let certificate, cursor == buffer.baseAddress.map({ $0 + buffer.count }) else {
-                X509_free(certificate)
-                return nil
-            }
-            return certificate
-        }
-        guard let parsed else { return nil }
-        self.pointer = parsed
+        guard !der.isEmpty, der.count <= Self.maxBytes, let fields = try? Self.tbsFields(der),
+              let x509 = X509Certificate(der: der) else { return nil }
+        self.x509 = x509
         self.der = der
         self.serialNumber = fields.serial
         self.subjectPublicKeyInfo = fields.publicKeyInfo
     }
-
-    deinit { X509_free(pointer) }
 
     /// Certificate ::= SEQUENCE { tbsCertificate SEQUENCE { [0] version, serialNumber, signature, issuer,
     /// validity, subject, subjectPublicKeyInfo, ... }, signatureAlgorithm, signature }.
@@ -87,28 +76,10 @@ public final class Certificate: @unchecked Sendable {
 
     /// Whether OpenSSL here can use this certificate's public key and verify its signature: false for an
     /// algorithm it does not know (ML-DSA on OpenSSL 3.0), which would otherwise surface as a bad signature.
-    public var algorithmsAreSupported: Bool {
-        guard X509_get0_pubkey(pointer) != nil else { return false }
-        var digest: Int32 = 0
-        var key: Int32 = 0
-        return OBJ_find_sigid_algs(X509_get_signature_nid(pointer), &digest, &key) == 1 && key != NID_undef
-    }
+    public var algorithmsAreSupported: Bool { x509.algorithmsAreSupported }
 
     /// The DER contents of every extension `oid` (dotted text) the certificate carries, in order.
-    public func extensionValues(oid: String) -> [[UInt8]] {
-        guard let object = OBJ_txt2obj(oid, 1) else { return [] }
-        defer { ASN1_OBJECT_free(object) }
-        var values: [[UInt8]] = []
-        var index = X509_get_ext_by_OBJ(pointer, object, -1)
-        while index >= 0 {
-            guard let extensionPointer = X509_get_ext(pointer, index),
-                  let data = X509_EXTENSION_get_data(extensionPointer),
-                  let bytes = ASN1_STRING_get0_data(data) else { return values + [[]] }
-            values.append(Array(UnsafeBufferPointer(start: bytes, count: Int(ASN1_STRING_length(data)))))
-            index = X509_get_ext_by_OBJ(pointer, object, index)
-        }
-        return values
-    }
+    public func extensionValues(oid: String) -> [[UInt8]] { x509.extensionValues(oid: oid) }
 
     /// The DER contents of the extension `oid`, or nil when absent or present more than once.
     public func extensionValue(oid: String) -> [UInt8]? {
@@ -117,16 +88,7 @@ public final class Certificate: @unchecked Sendable {
     }
 
     /// The subject public key as an uncompressed P-256 point (65 bytes), or nil for any other key.
-    public var p256PublicKey: [UInt8]? {
-        guard let key = X509_get0_pubkey(pointer) else { return nil }
-        var group = [CChar](repeating: 0, count: 64)
-        guard ccrypto_pkey_ec_group(key, &group, group.count) == 1,
-              String(cString: group) == "prime256v1",
-              let bits = X509_get0_pubkey_bitstr(pointer),
-              let data = ASN1_STRING_get0_data(bits) else { return nil }
-        let point = Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(bits))))
-        return point.count == 65 && point[0] == 0x04 ? point : nil
-    }
+    public var p256PublicKey: [UInt8]? { x509.p256PublicKey }
 }
 
 /// What may differ from RFC 5280 path validation, per attestation format.
@@ -152,20 +114,7 @@ extension Certificate {
     /// builds is exactly `path` + anchor, else the reason.
     public static func verifyPath(_ path: [Certificate], anchor: Certificate, at: Int,
                                   tolerating tolerances: PathTolerances = []) -> String? {
-        guard let leaf = path.first else { return "empty chain" }
-        let intermediates = Array(path.dropFirst())
-        let pointers: [OpaquePointer?] = intermediates.map { $0.pointer }
-        var length: Int32 = 0
-        let status = withExtendedLifetime(intermediates) {
-            pointers.withUnsafeBufferPointer { buffer in
-                ccrypto_x509_verify_at(leaf.pointer, buffer.baseAddress, Int32(buffer.count), anchor.pointer, Int64(at),
-                                       tolerances.rawValue, &length)
-            }
-        }
-        if status < 0 { return "verification could not be set up" }
-        if status != X509_V_OK { return String(cString: X509_verify_cert_error_string(Int(status))) }
-        guard Int(length) == path.count + 1 else { return "the chain does not use every certificate sent, in order" }
-        return nil
+        X509Certificate.verifyPath(path.map(\.x509), anchor: anchor.x509, at: at, tolerating: tolerances.rawValue)
     }
 }
 

@@ -60,7 +60,7 @@ static inline void ccrypto_hmac_sha256(const ccrypto_hmac_sha256_key *state, con
 }
 #pragma GCC diagnostic pop
 
-// Attestation chains (AttestationPKI). STACK_OF(X509) and its sk_X509_* functions are macros, which Swift
+// Attestation chains (PriceCrypto's X509Certificate, for AttestationPKI). STACK_OF(X509) and its sk_X509_* functions are macros, which Swift
 // does not import, so the chain check is one shim: leaf, then the untrusted intermediates, against one trust
 // anchor, at a given time (never the clock). `tolerate` (CCRYPTO_TOLERATE_*) lets a verify callback accept
 // what an attestation format's real chains break: Android's pinned root certificate may be expired (its key

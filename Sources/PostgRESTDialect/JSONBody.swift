@@ -6,12 +6,12 @@ package enum JSONBody {
 
     package static func parse(_ body: [UInt8]) -> Result<JSONValue, APIError> {
         guard !body.isEmpty else {
-            return .failure(.badRequest("PGRST102", "Empty or invalid json", details: "The request body is empty"))
+            return .failure(APIError(.invalidJSON(details: "The request body is empty")))
         }
         do {
             return .success(try JSONValue.parse(body, maxBytes: body.count, maxDepth: maxDepth))
         } catch {
-            return .failure(.badRequest("PGRST102", "Empty or invalid json", details: "\(error)"))
+            return .failure(APIError(.invalidJSON(details: "\(error)")))
         }
     }
 

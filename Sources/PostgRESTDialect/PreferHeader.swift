@@ -30,9 +30,7 @@ package struct PreferHeader: Sendable, Equatable {
             }
         }
         guard invalid.isEmpty else {
-            return .failure(APIError(status: 400, code: "PGRST122", message: "Invalid preferences given with handling=strict",
-                                     details: "Invalid preferences: \(invalid.joined(separator: ", "))",
-                                     hint: "Accepted here: \(accepted.sorted().joined(separator: ", ")); pricesvc always handles preferences strictly"))
+            return .failure(APIError(.invalidPreferences(invalid: invalid, accepted: Array(accepted))))
         }
         return .success(parsed)
     }

@@ -16,7 +16,7 @@ package struct RPCCall: Sendable {
             for (key, value) in queryArguments { call.arguments.append((key, .text(value))) }
         } else if !body.isEmpty {
             guard JSONBody.isJSONContentType(contentType) else {
-                return .failure(.badRequest("PGRST107", "Content-Type must be application/json"))
+                return .failure(APIError(.notJSONContentType(received: nil)))
             }
             let document: JSONValue
             switch JSONBody.parse(body) {
@@ -24,7 +24,7 @@ package struct RPCCall: Sendable {
             case .failure(let error): return .failure(error)
             }
             guard let members = document.objectValue else {
-                return .failure(.badRequest("PGRST102", "Function arguments must be a JSON object"))
+                return .failure(APIError(.argumentsNotObject))
             }
             for member in members { call.arguments.append((member.key, .json(member.value))) }
         }
@@ -42,10 +42,7 @@ package struct RPCCall: Sendable {
     }
 
     package static func noSuchFunction(_ name: String, arguments: [String], available: String) -> APIError {
-        let list = arguments.map { JSONBody.printable($0) }.sorted().joined(separator: ", ")
-        return APIError(status: 404, code: "PGRST202",
-                        message: "Could not find the function public.\(JSONBody.printable(name))(\(list)) in the schema cache",
-                        hint: "Available: \(available)")
+        APIError(.noSuchFunction(name, arguments: arguments, available: available))
     }
 
     /// One argument as sent: query-string text, or a JSON value from the body.
@@ -59,7 +56,7 @@ package struct RPCCall: Sendable {
                 return checked(text, name)
             case .json(let value):
                 guard let text = value.stringValue else {
-                    return .failure(.badRequest("22P02", "\(name) must be a string"))
+                    return .failure(.invalidInput("22P02", "\(name) must be a string"))
                 }
                 return checked(text, name)
             }
@@ -69,20 +66,20 @@ package struct RPCCall: Sendable {
             switch self {
             case .text(let literal):
                 guard let list = PostgresArrayLiteral.parse(literal) else {
-                    return .failure(.badRequest("22P02", "\(name) must be an array literal such as {a,b}",
+                    return .failure(.invalidInput("22P02", "\(name) must be an array literal such as {a,b}",
                                                 details: "Got '\(JSONBody.printable(String(literal.prefix(60))))'"))
                 }
                 for item in list { if case .failure(let error) = checked(item, name) { return .failure(error) } }
                 return .success(list)
             case .json(let value):
                 guard let elements = value.arrayValue else {
-                    return .failure(.badRequest("22P02", "\(name) must be an array of strings"))
+                    return .failure(.invalidInput("22P02", "\(name) must be an array of strings"))
                 }
                 var list: [String] = []
                 list.reserveCapacity(elements.count)
                 for element in elements {
                     guard let text = element.stringValue else {
-                        return .failure(.badRequest("22P02", "\(name) must be an array of strings"))
+                        return .failure(.invalidInput("22P02", "\(name) must be an array of strings"))
                     }
                     if case .failure(let error) = checked(text, name) { return .failure(error) }
                     list.append(text)
@@ -93,7 +90,7 @@ package struct RPCCall: Sendable {
 
         private func checked(_ text: String, _ name: String) -> Result<String, APIError> {
             text.utf8.contains(0)
-                ? .failure(.badRequest("22P05", "\(name) must not contain NUL characters"))
+                ? .failure(.invalidInput("22P05", "\(name) must not contain NUL characters"))
                 : .success(text)
         }
     }

@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 
 /// What a client asks of a function's result besides calling it, with PostgREST's syntax and
 /// status codes: horizontal filters, `select`, `order`, `limit`/`offset` and `Range`, the media
@@ -70,7 +70,7 @@ package struct ReadOptions: Sendable {
                 case "offset":
                     offset = try integer(value, name: "offset")
                     if let offset, offset < 0 {
-                        throw APIError.badRequest("2201X", "OFFSET must not be negative")
+                        throw APIError.invalidInput("2201X", "OFFSET must not be negative")
                     }
                 case "and", "or", "not.and", "not.or":
                     throw notImplemented("logical operators (\(key)=…) are not implemented; filters are combined with and")
@@ -80,9 +80,7 @@ package struct ReadOptions: Sendable {
                     let parsed = parseOperator(value)
                     if let dot = key.firstIndex(of: "."),
                        parsed != nil || ["order", "limit", "offset", "and", "or"].contains(String(key[key.index(after: dot)...].split(separator: ".").last ?? "")) {
-                        throw APIError(status: 400, code: "PGRST108",
-                                       message: "'\(JSONBody.printable(String(key[..<dot])))' is not an embedded resource in this request",
-                                       hint: "Results of \(relation) embed nothing; filter, order and limit on its own columns")
+                        throw APIError(.notEmbedded(String(key[..<dot]), relation: relation))
                     }
                     if let parsed {
                         guard options.filters.count < Limits.maxFilters else {
@@ -96,8 +94,7 @@ package struct ReadOptions: Sendable {
                     } else if isRead {
                         arguments.append((key, value))
                     } else {
-                        throw APIError(status: 400, code: "PGRST100", message: "failed to parse filter (\(JSONBody.printable(value)))",
-                                       details: "expecting an operator: \(operators), as in \(JSONBody.printable(key))=eq.value")
+                        throw APIError(.filterWithoutOperator(value: value, key: key, operators: operators))
                     }
                 }
             }
@@ -112,19 +109,18 @@ package struct ReadOptions: Sendable {
     }
 
     package static func notImplemented(_ details: String) -> APIError {
-        APIError(status: 400, code: "PGRST127", message: "Feature not implemented", details: details)
+        APIError(.notImplemented(details))
     }
 
     /// A read option that is over one of `Limits`: 400 PGRST100 naming the option and the limit.
     package static func tooLong(_ option: String, _ limit: String) -> APIError {
-        APIError(status: 400, code: "PGRST100", message: "\(option) is over pricesvc's limit", details: limit)
+        APIError(.overLimit(option: option, limit: limit))
     }
 
     /// An integer up to 2^31-1, so no page arithmetic can overflow; a negative limit is PostgREST's 416.
     private static func integer(_ text: String, name: String) throws(APIError) -> Int {
         guard let number = Int(text.trimmingSpaces), number <= Limits.maxIndex, number >= -Limits.maxIndex else {
-            throw APIError(status: 400, code: "PGRST100", message: "failed to parse \(name) parameter (\(JSONBody.printable(text)))",
-                           details: "\(name) must be an integer up to 2147483647")
+            throw APIError(.notAnInteger(name: name, text: text))
         }
         return number
     }
@@ -147,29 +143,23 @@ package struct ReadOptions: Sendable {
         var names: Set<String> = []
         func add(_ name: String, _ column: Int, item: String) throws(APIError) {
             guard names.insert(name).inserted else {
-                throw APIError(status: 400, code: "PGRST100",
-                               message: "failed to parse select parameter: '\(JSONBody.printable(item))' repeats '\(JSONBody.printable(name))'",
-                               details: "each column or alias may appear once in select; * already includes every column",
-                               hint: "Select each column once, or give the repeat another alias (alias:column)")
+                throw APIError(.selectRepeats(item: item, name: name))
             }
             selected.append((name, column))
         }
         for rawItem in items {
             let item = rawItem.trimmingSpaces
-            let parseError = APIError(status: 400, code: "PGRST100", message: "failed to parse select parameter (\(JSONBody.printable(text)))",
-                                      details: "each item is *, a column, or alias:column")
+            let parseError = APIError(.malformedSelect(text))
             guard !item.isEmpty else { throw parseError }
             if item.hasSuffix(")") || item.contains("(") {
                 if item.hasPrefix("count()") || item.contains(".sum()") || item.contains(".avg()") || item.contains(".count()")
                     || item.contains(".max()") || item.contains(".min()") {
-                    throw APIError(status: 400, code: "PGRST123", message: "Use of aggregate functions is not allowed")
+                    throw APIError(.aggregatesNotAllowed)
                 }
                 var name = Substring(item.prefix { $0 != "(" && $0 != "!" })
                 if let colon = name.firstIndex(of: ":") { name = name[name.index(after: colon)...] }
                 while name.hasPrefix(".") { name = name.dropFirst() }
-                throw APIError(status: 400, code: "PGRST200",
-                               message: "Could not find a relationship between '\(context.relation)' and '\(JSONBody.printable(String(name)))' in the schema cache",
-                               details: "Function results embed nothing: \(context.relation) has no relationships")
+                throw APIError(.noRelationship(relation: context.relation, name: String(name)))
             }
             if item.contains("::") { throw notImplemented("casts in select (\(JSONBody.printable(item))) are not implemented") }
             if item.contains("->") { throw notImplemented("JSON paths in select (\(JSONBody.printable(item))) are not implemented") }
@@ -223,8 +213,7 @@ package struct ReadOptions: Sendable {
         }
         for rawTerm in rawTerms {
             let term = rawTerm.trimmingSpaces
-            let parseError = APIError(status: 400, code: "PGRST100", message: "failed to parse order (\(JSONBody.printable(text)))",
-                                      details: "each term is column[.asc|.desc][.nullsfirst|.nullslast]")
+            let parseError = APIError(.malformedOrder(text))
             if term.contains("(") { throw notImplemented("ordering by an embedded resource (\(JSONBody.printable(term))) is not implemented") }
             if term.contains("->") { throw notImplemented("ordering by a JSON path (\(JSONBody.printable(term))) is not implemented") }
             var parts = term.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -355,8 +344,7 @@ package struct ReadOptions: Sendable {
         case .unsupported(let name):
             throw notImplemented("the '\(name)' operator is not implemented; pricesvc implements \(operators)")
         case .malformed:
-            throw APIError(status: 400, code: "PGRST100", message: "failed to parse filter (\(JSONBody.printable(key)))",
-                           details: "expecting an operator: \(operators)")
+            throw APIError(.malformedFilter(key: key, operators: operators))
         default: break
         }
         let column = try context.index(of: key)
@@ -381,7 +369,7 @@ package struct ReadOptions: Sendable {
             return RowFilter(column: column, negated: negated, test: .isNull(isNull))
         case .isTruth(let truth, let negated):
             guard type == .boolean else {
-                throw APIError.badRequest("42804", "argument of IS \(truth.uppercased()) must be type boolean, not type \(type.sqlName)")
+                throw APIError.invalidInput("42804", "argument of IS \(truth.uppercased()) must be type boolean, not type \(type.sqlName)")
             }
             return RowFilter(column: column, negated: negated,
                              test: .isTruth(truth == "unknown" ? nil : .boolean(truth == "true")))
@@ -405,7 +393,7 @@ private struct ColumnLookup {
 
     package func index(of name: String) throws(APIError) -> Int {
         guard let index = columns.firstIndex(where: { $0.name == name }) else {
-            throw APIError.badRequest("42703", "column \(relation).\(JSONBody.printable(name)) does not exist",
+            throw APIError.invalidInput("42703", "column \(relation).\(JSONBody.printable(name)) does not exist",
                                       hint: "Columns: \(columns.map(\.name).joined(separator: ", "))")
         }
         return index
@@ -494,9 +482,7 @@ package struct RowRange: Sendable, Equatable {
             if let to = bounds.to { upper = min(upper ?? to, to) }
         }
         if let upper, upper < lower {
-            throw APIError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
-                           details: headerIsEmpty ? "The lower boundary must be lower than or equal to the upper boundary in the Range header."
-                                                  : "Limit should be greater than or equal to zero.")
+            throw APIError(headerIsEmpty ? .backwardsRange : .negativeLimit)
         }
     }
 
@@ -580,9 +566,8 @@ package enum ResultFormat: Sendable, Equatable {
             }
         }
         let listed = accept.split(separator: ",").map { JSONBody.printable($0.trimmingSpaces) }.joined(separator: ", ")
-        throw APIError(status: 406, code: "PGRST107", message: "None of these media types are available: \(listed)",
-                       hint: "Available: application/json, application/vnd.pgrst.object+json, text/csv"
-                           + (offersGeoJSON ? ", application/geo+json" : ""))
+        throw APIError(.noAcceptableMediaType(listed: listed, available: "application/json, application/vnd.pgrst.object+json, text/csv"
+                                                                     + (offersGeoJSON ? ", application/geo+json" : "")))
     }
 }
 

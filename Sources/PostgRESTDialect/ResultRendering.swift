@@ -1,5 +1,5 @@
 import PriceRows
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 
 extension ReadOptions {
@@ -17,8 +17,7 @@ extension ReadOptions {
         let cells = result.cells
         if let odd = (0..<cells.rowCount).first(where: { cells.columnCount(row: $0) != types.count }) {
             // The function's columns changed under the service: refuse rather than misread them.
-            return APIError(status: 500, code: "PGRST000", message: "Internal error",
-                            details: "The function returned \(cells.columnCount(row: odd)) columns, expected \(types.count)").response
+            return APIError(.internalError(details: "The function returned \(cells.columnCount(row: odd)) columns, expected \(types.count)")).response
         }
         // Rows by index into `cells`: filtering and ordering move integers, not rows.
         var rows = Array(0..<cells.rowCount)
@@ -52,16 +51,14 @@ extension ReadOptions {
         let page = lower < end ? Array(rows[lower..<end]) : []
 
         if case .object = format, page.count != 1 {
-            return APIError(status: 406, code: "PGRST116", message: "Cannot coerce the result to a single JSON object",
-                            details: "The result contains \(page.count) rows").response
+            return APIError(.notSingleObject(rows: page.count)).response
         }
         let counted: Int? = countExact ? total : nil
         let upper = lower + page.count - 1
         var status = 200
         if let counted {
             if lower > counted {
-                var refusal = APIError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
-                                       details: "An offset of \(lower) was requested, but there are only \(counted) rows.").response
+                var refusal = APIError(.offsetPastTotal(offset: lower, total: counted)).response
                 refusal.headers.append(("Content-Range", "*/\(counted)"))
                 return refusal
             }
@@ -106,8 +103,7 @@ extension ReadOptions {
             // The point's columns give the geometry; every other selected column is a property.
             guard let lat = result.columns.firstIndex(where: { $0.name == "lat" && $0.type == .double }),
                   let lng = result.columns.firstIndex(where: { $0.name == "lng" && $0.type == .double }) else {
-                return APIError(status: 500, code: "PGRST000", message: "Internal error",
-                                details: "The result has no lat and lng columns").response
+                return APIError(.internalError(details: "The result has no lat and lng columns")).response
             }
             let properties = fields.filter { $0.column != lat && $0.column != lng }
             var writer = JSONWriter(capacity: min(300 * page.count + 64, maxBytes))
@@ -156,9 +152,7 @@ extension ReadOptions {
     /// (it has `db-max-rows`, which truncates silently); 400 like its PGRST124 (max-affected), with a
     /// code of pricesvc's own outside PostgREST's range, and a hint at what makes the answer smaller.
     package static func tooLarge(_ maxBytes: Int, rows: Int) -> HTTPResponse {
-        APIError(status: 400, code: "PGRST190", message: "Response is larger than the server's limit of \(maxBytes) bytes",
-                 details: "The \(rows) rows asked for, with the columns selected, make a body over \(maxBytes) bytes",
-                 hint: "Select fewer columns, filter, or page with limit/offset or Range").response
+        APIError(.responseTooLarge(maxBytes: maxBytes, rows: rows)).response
     }
 
     /// A row as `row_to_json` writes it: integers as numbers, booleans as true/false, timestamps in ISO 8601,

@@ -73,11 +73,11 @@ package enum ColumnType: Sendable, Equatable {
             var digits = Substring(trimmed)
             if digits.first == "+" || digits.first == "-" { digits = digits.dropFirst() }
             guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                return .failure(.badRequest("22P02", "invalid input syntax for type \(sqlName): \"\(JSONBody.printable(text))\""))
+                return .failure(.invalidInput("22P02", "invalid input syntax for type \(sqlName): \"\(JSONBody.printable(text))\""))
             }
             guard let number = Int64(trimmed.hasPrefix("+") ? String(trimmed.dropFirst()) : trimmed),
                   self == .bigint || (number >= Int64(Int32.min) && number <= Int64(Int32.max)) else {
-                return .failure(.badRequest("22003", "value \"\(JSONBody.printable(text))\" is out of range for type \(sqlName)"))
+                return .failure(.invalidInput("22003", "value \"\(JSONBody.printable(text))\" is out of range for type \(sqlName)"))
             }
             return .success(.integer(number))
         case .boolean:
@@ -88,12 +88,12 @@ package enum ColumnType: Sendable, Equatable {
             case "true": return .success(.boolean(true))
             case "false": return .success(.boolean(false))
             default:
-                return .failure(.badRequest("22P02", "invalid input syntax for type boolean: \"\(JSONBody.printable(text))\"",
+                return .failure(.invalidInput("22P02", "invalid input syntax for type boolean: \"\(JSONBody.printable(text))\"",
                                             hint: "Use true or false"))
             }
         case .timestamptz:
             guard let micros = Timestamp.microseconds(text) else {
-                return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: \"\(JSONBody.printable(text))\"",
+                return .failure(.invalidInput("22007", "invalid input syntax for type timestamp with time zone: \"\(JSONBody.printable(text))\"",
                                             hint: "Use ISO 8601, e.g. 2026-11-29T22:00:00Z; a time without an offset is UTC"))
             }
             return .success(.timestamp(micros))
@@ -101,7 +101,7 @@ package enum ColumnType: Sendable, Equatable {
             // A decimal number, as JSON writes one; PostgreSQL's NaN and Infinity spellings are refused
             // (no column of ours holds them).
             guard let number = Self.decimal(text.trimmingSpaces) else {
-                return .failure(.badRequest("22P02", "invalid input syntax for type double precision: \"\(JSONBody.printable(text))\""))
+                return .failure(.invalidInput("22P02", "invalid input syntax for type double precision: \"\(JSONBody.printable(text))\""))
             }
             return .success(.double(number))
         }

@@ -46,10 +46,10 @@ struct ErrorMappingTests {
 
     @Test("Supabase Auth errors render as {code, error_code, msg}")
     func authShape() throws {
-        let response = APIError.auth(422, "email_provider_disabled", "no email").response
+        let response = APIError(.providerDisabled("email")).response
         let body = try JSONValue.parse(response.body, maxBytes: 4096)
         #expect(body["code"] == 422)
         #expect(body["error_code"] == "email_provider_disabled")
-        #expect(body["msg"] == "no email")
+        #expect(body["msg"] == "Only anonymous sign-in is offered: sign up without email")
     }
 }

@@ -18,10 +18,10 @@ public struct OperationsApplication: HTTPApplication {
         case "/healthz": route = .health
         case "/readyz": route = .ready
         case "/metrics": route = .metrics
-        default: return Reply(label: Route.notFound.label, work: .now(APIError.notFound.response))
+        default: return Reply(label: Route.notFound.label, work: .now(APIError(.notFound).response))
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return Reply(label: Route.notFound.label, work: .now(APIError.methodNotAllowed(request.method).response
+            return Reply(label: Route.notFound.label, work: .now(APIError(.methodNotAllowed(request.method)).response
                 .adding([("Allow", "GET, HEAD")])))
         }
         switch route {
@@ -39,10 +39,10 @@ public struct OperationsApplication: HTTPApplication {
     }
 
     public func payloadTooLarge(_ request: HTTPRequest) -> (label: String, response: HTTPResponse) {
-        (Route.notFound.label, APIError.payloadTooLarge.response)
+        (Route.notFound.label, APIError(.payloadTooLarge).response)
     }
 
     public func malformedRequest(_ request: HTTPRequest, reason: String) -> (label: String, response: HTTPResponse) {
-        (Route.notFound.label, APIError.badRequest("PGRST400", "Malformed request: \(reason)").response)
+        (Route.notFound.label, APIError(.malformedRequest(reason: reason, framingHint: false)).response)
     }
 }

@@ -40,7 +40,7 @@ struct PlacesQuery: Sendable, Equatable {
             switch key {
             case "lat", "lng":
                 guard let number = decimal(argument) else {
-                    return .failure(.badRequest("22P02", "\(key) must be a number of degrees, e.g. 37.7955",
+                    return .failure(.invalidInput("22P02", "\(key) must be a number of degrees, e.g. 37.7955",
                                                 details: details(argument)))
                 }
                 if key == "lat" { arguments.lat = number } else { arguments.lng = number }
@@ -53,7 +53,7 @@ struct PlacesQuery: Sendable, Equatable {
                 // JSON null for the stay's arguments is their default (no stay); any other null is a value
                 // the database refuses by name (22023), so it is passed on as null.
                 if case .json(.null) = argument {
-                    if key == "rate_kind" { return .failure(.badRequest("22023", "unknown rate_kind NULL",
+                    if key == "rate_kind" { return .failure(.invalidInput("22023", "unknown rate_kind NULL",
                                                                         hint: "rate_kind is one of " + RateKind.allCases.map(\.rawValue).joined(separator: ", "))) }
                     continue
                 }
@@ -104,11 +104,11 @@ struct PlacesQuery: Sendable, Equatable {
         switch argument {
         case .text(let value): parsed = ColumnType.integer.value(value)
         case .json(.number(let number)): parsed = ColumnType.integer.value(number.text)
-        case .json: return .failure(.badRequest("22P02", "\(name) must be an integer", details: details(argument)))
+        case .json: return .failure(.invalidInput("22P02", "\(name) must be an integer", details: details(argument)))
         }
         switch parsed {
         case .success(.integer(let number)): return .success(String(number))
-        case .success: return .failure(.badRequest("22P02", "\(name) must be an integer"))
+        case .success: return .failure(.invalidInput("22P02", "\(name) must be an integer"))
         case .failure(let error): return .failure(error)
         }
     }
@@ -165,7 +165,7 @@ struct PlaceMatchQuery: Sendable, Equatable {
                 }
             case "lat", "lng":
                 guard let number = PlacesQuery.decimal(argument) else {
-                    return .failure(.badRequest("22P02", "\(key) must be a number of degrees, e.g. 37.7955",
+                    return .failure(.invalidInput("22P02", "\(key) must be a number of degrees, e.g. 37.7955",
                                                 details: PlacesQuery.details(argument)))
                 }
                 if key == "lat" { query.lat = number } else { query.lng = number }

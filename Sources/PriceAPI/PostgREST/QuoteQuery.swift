@@ -72,7 +72,7 @@ struct QuoteQuery: Sendable, Equatable {
     static func checkedStartsAt(_ text: String) -> Result<String, APIError> {
         guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: startsAtForm) != nil,
               Timestamp.microseconds(text) != nil else {
-            return .failure(.badRequest("22007", "invalid input syntax for type timestamp with time zone: "
+            return .failure(.invalidInput("22007", "invalid input syntax for type timestamp with time zone: "
                                             + "\"\(JSONBody.printable(String(text.prefix(60))))\"",
                                         hint: "starts_at is ISO 8601, e.g. 2026-03-02T17:30:00-05:00; without an offset it is UTC"))
         }
@@ -82,7 +82,7 @@ struct QuoteQuery: Sendable, Equatable {
     /// A `duration` in the form the OpenAPI document states, else 22023.
     static func checkedDuration(_ text: String) -> Result<String, APIError> {
         guard text.utf8.count <= maxArgumentBytes, text.wholeMatch(of: durationForm) != nil else {
-            return .failure(.badRequest("22023", "duration must be an ISO 8601 duration of more than 0 and at most 366 days: "
+            return .failure(.invalidInput("22023", "duration must be an ISO 8601 duration of more than 0 and at most 366 days: "
                                             + "PT<hours>H[<minutes>M], PT<minutes>M or P<days>D[T<hours>H]",
                                         details: "Got '\(JSONBody.printable(String(text.prefix(60))))'",
                                         hint: "e.g. PT2H, PT90M, PT1H30M, P1D"))

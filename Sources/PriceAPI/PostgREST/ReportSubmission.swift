@@ -40,8 +40,7 @@ struct ReportSubmission: Sendable, Equatable {
 
     static func parse(body: [UInt8], contentType: String?, prefer: String?) -> Result<ReportSubmission, APIError> {
         guard JSONBody.isJSONContentType(contentType) else {
-            return .failure(.badRequest("PGRST107", "Content-Type must be application/json",
-                                        details: "Received \(contentType.map { "'\($0.prefix(100))'" } ?? "no Content-Type")"))
+            return .failure(APIError(.notJSONContentType(received: .some(contentType))))
         }
         let document: JSONValue
         switch JSONBody.parse(body) {
@@ -53,36 +52,32 @@ struct ReportSubmission: Sendable, Equatable {
             objects = [document]
         } else if let elements = document.arrayValue {
             guard !elements.isEmpty else {
-                return .failure(.badRequest("PGRST102", "Empty array: send at least one report"))
+                return .failure(APIError(.emptyArray))
             }
             guard elements.count <= maxRows else {
-                return .failure(.badRequest("PGRST102", "Too many reports in one request",
-                                            details: "\(elements.count) reports sent, at most \(maxRows) allowed"))
+                return .failure(APIError(.tooManyRows(sent: elements.count, max: maxRows)))
             }
             objects = elements
         } else {
-            return .failure(.badRequest("PGRST102", "Body must be a JSON object or an array of objects"))
+            return .failure(APIError(.notObjectOrArray))
         }
 
         var rows: [JSONObject] = []
         var firstKeys: Set<String>?
         for (index, object) in objects.enumerated() {
             guard let members = object.objectValue else {
-                return .failure(.badRequest("PGRST102", "Element \(index) of the array is not a JSON object"))
+                return .failure(APIError(.elementNotObject(index)))
             }
             for member in members {
                 let (key, value) = (member.key, member.value)
                 guard columns.contains(key) else {
-                    return .failure(.badRequest("PGRST204",
-                        "Could not find the '\(JSONBody.printable(key))' column of 'price_reports' in the schema cache",
-                        hint: "Writable columns: \(columns.joined(separator: ", "))"))
+                    return .failure(APIError(.unknownColumn(key, table: "price_reports", writable: columns)))
                 }
                 if case .failure(let error) = check(column: key, value: value) { return .failure(error) }
             }
             let keys = Set(members.keys)
             if let expected = firstKeys, expected != keys {
-                return .failure(.badRequest("PGRST102", "All object keys must match",
-                                            details: "Element \(index) has different keys than element 0"))
+                return .failure(APIError(.keysDiffer(element: index)))
             }
             firstKeys = keys
             rows.append(members)
@@ -112,15 +107,13 @@ struct ReportSubmission: Sendable, Equatable {
                     return String(name.dropFirst().dropLast())
                 }
                 guard Set(listed) == keys, listed.count == keys.count else {
-                    return .badRequest("PGRST127", "Feature not implemented",
-                                       details: "columns must name exactly the keys of the rows sent (\(keys.sorted().joined(separator: ",")))")
+                    return APIError(.notImplemented("columns must name exactly the keys of the rows sent (\(keys.sorted().joined(separator: ",")))"))
                 }
             case "select" where value.trimmingSpaces == "*":
                 continue
             default:
-                return .badRequest("PGRST127", "Feature not implemented",
-                                   details: "'\(JSONBody.printable(name))' is not implemented for inserts into price_reports",
-                                   hint: "Inserts take only columns=<the rows' keys> and select=*")
+                return APIError(.notImplemented("'\(JSONBody.printable(name))' is not implemented for inserts into price_reports",
+                                        hint: "Inserts take only columns=<the rows' keys> and select=*"))
             }
         }
         return nil
@@ -138,29 +131,29 @@ struct ReportSubmission: Sendable, Equatable {
                 return .failure(typeError(column, "an integer number of cents"))
             }
             guard let cents = value.numberValue?.asInt64 else {
-                return .failure(.badRequest("22P02", "price_cents must be a whole number of cents",
+                return .failure(.invalidInput("22P02", "price_cents must be a whole number of cents",
                                             details: "Got \(value.serialized().prefix(40))"))
             }
             guard cents > 0, cents <= maxPriceCents else {
-                return .failure(.badRequest("23514", "price_cents must be between 1 and \(maxPriceCents)",
+                return .failure(.invalidInput("23514", "price_cents must be between 1 and \(maxPriceCents)",
                                             details: "Got \(cents)"))
             }
         case "client_report_id":
             guard let text = value.stringValue else { return .failure(typeError(column, "a UUID string")) }
             guard UUIDText.isValid(text) else {
-                return .failure(.badRequest("22P02", "client_report_id must be a UUID",
+                return .failure(.invalidInput("22P02", "client_report_id must be a UUID",
                                             details: "Got '\(JSONBody.printable(String(text.prefix(60))))'"))
             }
         default:
             guard let text = value.stringValue else { return .failure(typeError(column, "a string")) }
             if text.utf8.contains(0) {
-                return .failure(.badRequest("22P05", "\(column) must not contain NUL characters"))
+                return .failure(.invalidInput("22P05", "\(column) must not contain NUL characters"))
             }
         }
         return .success(())
     }
 
     private static func typeError(_ column: String, _ expected: String) -> APIError {
-        .badRequest("22P02", "\(column) must be \(expected)")
+        .invalidInput("22P02", "\(column) must be \(expected)")
     }
 }

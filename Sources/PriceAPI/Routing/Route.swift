@@ -58,6 +58,9 @@ enum Route: Sendable, Equatable {
         default: return false
         }
     }
+
+    /// The error body a refusal on this route takes: Supabase Auth's under /auth/v1, PostgREST's elsewhere.
+    var errorShape: APIError.Shape { isAuthRoute ? .auth : .postgrest }
 }
 
 /// The read-only functions the REST surface exposes.

@@ -71,8 +71,7 @@ public struct CORSPolicy: Sendable, Equatable {
     /// without the database: browsers send no custom headers with a preflight.
     func preflight(origin: String, allow: [String]) -> HTTPResponse {
         guard allows(origin) else {
-            return APIError(status: 403, code: "PGRST403", message: "CORS request refused: origin not allowed",
-                            details: "Origin '\(JSONBody.printable(origin))' is not one of the allowed origins").response
+            return APIError(.corsOriginRefused(origin: origin)).response
                 .adding(varyHeader)
         }
         return HTTPResponse(status: 204, headers: allowOriginHeaders(origin) + [

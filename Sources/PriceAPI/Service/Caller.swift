@@ -41,20 +41,9 @@ struct CallerIdentification: Sendable {
 
     /// Supabase's gateway contract: every /rest and /auth request carries an API key: a publishable key
     /// (`sb_publishable_…`), or the legacy JWT anon key while the deployment accepts it.
-    func checkAPIKey(_ request: HTTPRequest, isAuthRoute: Bool) -> APIError? {
-        guard let key = request.header("apikey"), !key.isEmpty else {
-            return isAuthRoute
-                ? .auth(401, "no_api_key", "No API key found in request")
-                : APIError(status: 401, code: "PGRST000", message: "No API key found in request",
-                           hint: "Send a publishable key (pricesvc keys publishable create) in the apikey header")
-        }
-        if !accepts(apiKey: key) {
-            return isAuthRoute
-                ? .auth(401, "invalid_api_key", "Invalid API key")
-                : APIError(status: 401, code: "PGRST000", message: "Invalid API key",
-                           hint: "The apikey header must hold one of this service's publishable keys (or its anon key)")
-        }
-        return nil
+    func checkAPIKey(_ request: HTTPRequest) -> GatewayError? {
+        guard let key = request.header("apikey"), !key.isEmpty else { return .noAPIKey }
+        return accepts(apiKey: key) ? nil : .invalidAPIKey
     }
 
     private func accepts(apiKey key: String) -> Bool {
@@ -75,21 +64,20 @@ struct CallerIdentification: Sendable {
     }
 
     /// The caller: anonymous without a Bearer token (or with the apikey as one), else a verified user.
-    func identify(_ request: HTTPRequest) -> Result<Caller, APIError> {
+    func identify(_ request: HTTPRequest) -> Result<Caller, GatewayError> {
         guard let authorization = request.header("authorization") else { return .success(.anon) }
         let utf8 = authorization.utf8
         guard let space = utf8.firstIndex(of: UInt8(ascii: " ")), space > utf8.startIndex,
               utf8.index(after: space) < utf8.endIndex,
               Substring(utf8[..<space]).isASCIICaseInsensitive("bearer") else {
-            return .failure(APIError(status: 401, code: "PGRST301", message: "Authorization header must be 'Bearer <token>'"))
+            return .failure(.authorizationNotBearer)
         }
         let token = String(Substring(utf8[utf8.index(after: space)...]))
         // The SDKs send the apikey as the Bearer token until a user signs in.
         if token == request.header("apikey") { return .success(.anon) }
         let snapshot = keys.snapshot
         if snapshot.ownKeyRetired {
-            return .failure(APIError(status: 401, code: "PGRST301", message: "invalid token",
-                                     details: "this instance's signing key was retired"))
+            return .failure(.signingKeyRetired)
         }
         let verifier = snapshot.verifier
         switch verifier.verifyAccessToken(token, now: now()) {
@@ -99,8 +87,7 @@ struct CallerIdentification: Sendable {
             if keys.acceptsLegacyAnonKey, case .success = verifier.verifyAnonKey(token, now: now()) { return .success(.anon) }
             // Signed with a key added a moment ago, perhaps: the next request will know.
             if accessError.code == .badSignature { keys.requestRefresh() }
-            let code = accessError.code == .expired ? "PGRST303" : "PGRST301"
-            return .failure(APIError(status: 401, code: code, message: accessError.message))
+            return .failure(accessError.code == .expired ? .expiredToken(accessError.message) : .invalidToken(accessError.message))
         }
     }
 }

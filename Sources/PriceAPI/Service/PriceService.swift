@@ -80,21 +80,13 @@ public final class PriceService: Sendable {
     /// The answer for a body over the limit, which the server shell decides before the body is read.
     func payloadTooLarge(_ request: HTTPRequest) -> Decision {
         let route = Router.route(method: request.method, path: request.path)
-        let error = route.isAuthRoute
-            ? APIError.auth(413, "request_too_large", "Request body is larger than the limit")
-            : APIError.payloadTooLarge
-        return Decision(route: route, outcome: .answer(error.response))
+        return Decision(route: route, outcome: .answer(GatewayError.payloadTooLarge.apiError(route.errorShape).response))
     }
 
     /// The 400 for a request whose framing the server refuses (it closes the connection after it).
     func malformedRequest(_ request: HTTPRequest, reason: String) -> Decision {
         let route = Router.route(method: request.method, path: request.path)
-        let message = "Malformed request: \(reason)"
-        let error = route.isAuthRoute
-            ? APIError.auth(400, "bad_request", message)
-            : APIError.badRequest("PGRST400", message,
-                                  hint: "Send one Content-Length or Transfer-Encoding: chunked, never both, and no space before a header's colon")
-        return Decision(route: route, outcome: .answer(error.response))
+        return Decision(route: route, outcome: .answer(GatewayError.malformedRequest(reason: reason).apiError(route.errorShape).response))
     }
 
     /// Counts a plan in against its client's share of the database (decided on the event loop, so a
@@ -105,20 +97,15 @@ public final class PriceService: Sendable {
             return .success(ticket)
         case .failure(.clientBusy(let limit)):
             metrics.recordRateLimited()
-            return .failure(.databaseShareExceeded(limit: limit, shape: route.isAuthRoute ? .auth : .postgrest))
+            return .failure(GatewayError.requestsInProgress(limit: limit).apiError(route.errorShape))
         case .failure(.expensiveBusy(let limit)):
-            return .failure(.expensiveCallsBusy(limit: limit, retryAfter: unavailableRetryAfter))
+            return .failure(APIError(.expensiveCallsBusy(limit: limit, retryAfter: unavailableRetryAfter)))
         }
     }
 
     /// The answer for a request whose plan waited too long for a database worker.
     func overloaded(_ route: Route) -> HTTPResponse {
-        let error = route.isAuthRoute
-            ? APIError.auth(503, "service_unavailable", "Server busy, retry shortly",
-                            retryAfter: unavailableRetryAfter)
-            : APIError(status: 503, code: "PGRST003", message: "Server busy: timed out waiting for a database worker",
-                       retryAfter: unavailableRetryAfter)
-        return error.response
+        GatewayError.workerTimeout(retryAfter: unavailableRetryAfter).apiError(route.errorShape).response
     }
 
     /// The liveness answer, made once (probes ask often).
@@ -133,11 +120,11 @@ public final class PriceService: Sendable {
         case .metrics:
             // Served on the admin listener only (OperationsApplication): per-route counters show who
             // does what, live.
-            return .answer(APIError.notFound.response)
+            return .answer(APIError(.notFound).response)
         case .notFound:
-            return .answer(APIError.notFound.response)
+            return .answer(APIError(.notFound).response)
         case .methodNotAllowed(let allow):
-            return .answer(APIError.methodNotAllowed(request.method).response
+            return .answer(APIError(.methodNotAllowed(request.method)).response
                 .adding([("Allow", allow.joined(separator: ", "))]))
         case .options(let allow):
             // A preflight carries no apikey and never needs the database.
@@ -151,16 +138,16 @@ public final class PriceService: Sendable {
 
         if case .limited(let retryAfter) = rateLimiter.take(key: request.clientIP, now: clock()) {
             metrics.recordRateLimited()
-            return .answer(APIError.rateLimited(retryAfter: retryAfter, shape: route.isAuthRoute ? .auth : .postgrest).response)
+            return .answer(GatewayError.rateLimited(retryAfter: retryAfter).apiError(route.errorShape).response)
         }
-        if let failure = callers.checkAPIKey(request, isAuthRoute: route.isAuthRoute) {
-            return .answer(failure.response)
+        if let failure = callers.checkAPIKey(request) {
+            return .answer(failure.apiError(route.errorShape).response)
         }
         let caller: Caller
         switch callers.identify(request) {
         case .success(let identified): caller = identified
         case .failure(let error):
-            return .answer((route.isAuthRoute ? APIError.auth(401, "bad_jwt", error.message) : error).response)
+            return .answer(error.apiError(route.errorShape).response)
         }
 
         switch route {
@@ -170,9 +157,8 @@ public final class PriceService: Sendable {
         case .submitReports:
             return reports.submit(request, caller: caller)
         case .reportsDenied:
-            return .answer(APIError(status: caller.role == .anon ? 401 : 403, code: "42501",
-                                    message: "permission denied for table price_reports",
-                                    hint: "Reports can only be inserted; read medians through /rest/v1/rpc/price_medians").response)
+            return .answer(APIError(.tableNotReadable("price_reports", anonymous: caller.role == .anon,
+                                                      hint: "Reports can only be inserted; read medians through /rest/v1/rpc/price_medians")).response)
         case .rpc(QuoteQuery.functionName):
             return quotes.call(request, caller: caller)
         case .rpc(PlacesQuery.functionName):
@@ -182,9 +168,7 @@ public final class PriceService: Sendable {
         case .rpc(let name):
             return medians.call(name, request, caller: caller)
         case .unknownTable(let name):
-            return .answer(APIError(status: 404, code: "PGRST205",
-                                    message: "Could not find the table 'public.\(JSONBody.printable(name))' in the schema cache",
-                                    hint: "The only table is price_reports (insert only)").response)
+            return .answer(APIError(.unknownTable(name, hint: "The only table is price_reports (insert only)")).response)
         case .signUp:
             return auth.signUp(request)
         case .signUpChallenge:

@@ -41,7 +41,8 @@ struct AttestationRefusal: Error, Equatable {
     let code: String
     let message: String
 
-    var apiError: APIError { .auth(400, code, message) }
+    var authError: AuthError { .attestationRefused(code: code, message: message) }
+    var apiError: APIError { APIError(authError) }
 
     static let required = AttestationRefusal(code: "attestation_required",
         message: "This server requires an attestation at sign-up: captcha_token must be {\"type\":\"app_attest\",...} or {\"type\":\"android_key_attestation\",...}")

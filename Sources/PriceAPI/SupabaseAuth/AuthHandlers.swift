@@ -95,7 +95,7 @@ struct AuthHandler: Sendable {
                 let decoded = provider == "app_attest" ? Statements.signUpAttested.firstRow(results.last)
                                                        : Statements.signUpAndroidAttested.firstRow(results.last)
                 guard case .success(let row?) = decoded else {
-                    return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
+                    return APIError(.noUserReturned).response
                 }
                 let (userID, sessionID, created, updated) = row
                 let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata,
@@ -121,13 +121,13 @@ struct AuthHandler: Sendable {
             case .success(let spent):
                 queries.append(Statements.spendSignUpChallenge.query((Bytea(spent.digest), spent.expiresAt)))
             case .failure(let error):
-                return .answer(APIError.captchaFailed(error.message).response)
+                return .answer(APIError(.captchaFailed(reason: error.message)).response)
             }
         }
         queries.append(Statements.signUp.query((Bytea(ipKey), metadata, Bytea(refresh.hash), limits.perHour, limits.burst)))
         return .database(authPlan(queries, checksInstanceKey: true) { results in
             guard case .success(let row?) = Statements.signUp.firstRow(results.last) else {
-                return APIError.auth(500, "unexpected_failure", "Sign-up returned no user").response
+                return APIError(.noUserReturned).response
             }
             let (userID, sessionID, created, updated) = row
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata)
@@ -139,20 +139,20 @@ struct AuthHandler: Sendable {
 
     func refresh(_ request: HTTPRequest) -> Decision.Outcome {
         guard request.queryValue("grant_type") == "refresh_token" else {
-            return .answer(APIError.auth(400, "validation_failed", "Only grant_type=refresh_token is supported").response)
+            return .answer(APIError(.validationFailed("Only grant_type=refresh_token is supported")).response)
         }
         let presented: String
         switch JSONBody.parse(request.body) {
         case .failure:
-            return .answer(APIError.auth(400, "bad_json", "Body must be a JSON object with refresh_token").response)
+            return .answer(APIError(.badJSON("Body must be a JSON object with refresh_token")).response)
         case .success(let body):
             guard let token = body["refresh_token"]?.stringValue, !token.isEmpty, token.utf8.count <= 256 else {
-                return .answer(APIError.auth(400, "validation_failed", "refresh_token is required").response)
+                return .answer(APIError(.validationFailed("refresh_token is required")).response)
             }
             presented = token
         }
         guard let presentedHash = RefreshToken.hash(presented) else {
-            return .answer(APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response)
+            return .answer(APIError(.refreshTokenNotFound).response)
         }
         // The child is derived from the presented token, so presenting it twice cannot fork the session.
         let child = refreshChain.child(of: presented)
@@ -166,19 +166,17 @@ struct AuthHandler: Sendable {
         let refreshChain = self.refreshChain
         return .database(authPlan([keyCheck, query], checksInstanceKey: true) { results in
             guard case .success(let row?) = Statements.refresh.firstRow(results.last) else {
-                return APIError.auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found").response
+                return APIError(.refreshTokenNotFound).response
             }
             let (status, userID, sessionID, created, updated, metadata, generations, storedHash, _, attestation) = row
             guard status == "ok", let userID, let sessionID, let created, let updated else {
-                return APIError.auth(400, "refresh_token_already_used",
-                                     "Invalid Refresh Token: Already Used; the session has been revoked").response
+                return APIError(.refreshTokenReused).response
             }
             // The session's live token: the child just made, or (a rotated token presented again within
             // the reuse window) the one `generations` derivations down, checked against its stored hash.
             guard let generations, let live = refreshChain.descendant(of: presented, generations: generations),
                   let storedHash, constantTimeEqual(Array(hex(live.hash).utf8), Array(storedHash.utf8)) else {
-                return APIError.auth(400, "refresh_token_not_found",
-                                     "Invalid Refresh Token: Refresh Token Not Found (rotated under another secret)").response
+                return APIError(.refreshTokenRotatedElsewhere).response
             }
             let user = UserRecord(id: userID, createdAt: created, updatedAt: updated, userMetadata: metadata ?? "{}",
                                   attestation: attestation)
@@ -189,11 +187,11 @@ struct AuthHandler: Sendable {
 
     func logout(_ request: HTTPRequest, caller: Caller) -> Decision.Outcome {
         guard case .user(let token) = caller, let sessionID = token.sessionID else {
-            return .answer(APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response)
+            return .answer(APIError(.noAuthorization).response)
         }
         let scope = request.queryValue("scope") ?? "global"
         guard ["global", "local", "others"].contains(scope) else {
-            return .answer(APIError.auth(400, "validation_failed", "scope must be global, local or others").response)
+            return .answer(APIError(.validationFailed("scope must be global, local or others")).response)
         }
         // PostgreSQL verifies the token and checks it names the session, as REST verifies its tokens.
         return .database(authPlan([Statements.verifiedToken.query(token.token), Statements.signOut.query((sessionID, scope))]) { _ in
@@ -203,12 +201,12 @@ struct AuthHandler: Sendable {
 
     func user(caller: Caller) -> Decision.Outcome {
         guard case .user(let token) = caller, let userID = token.sub, let sessionID = token.sessionID else {
-            return .answer(APIError.auth(401, "no_authorization", "This endpoint requires a Bearer access token").response)
+            return .answer(APIError(.noAuthorization).response)
         }
         return .database(authPlan([Statements.verifiedToken.query(token.token), Statements.user.query((userID, sessionID))]) { results in
             guard case .success(let row?) = Statements.user.firstRow(results.last),
                   let id = row.0, let created = row.1, let updated = row.2 else {
-                return APIError.auth(403, "user_not_found", "User from the access token no longer exists").response
+                return APIError(.userNotFound).response
             }
             return .json(200, UserRecord(id: id, createdAt: created, updatedAt: updated, userMetadata: row.3 ?? "{}",
                                          attestation: row.5).json)
@@ -226,16 +224,13 @@ struct AuthHandler: Sendable {
             switch outcome {
             case .success(let results): return success(results)
             case .failure(let error):
-                if checksInstanceKey, error.sqlState == "PT401" {
+                if checksInstanceKey, error.sqlState == SQLState.invalidToken.code {
                     // The ring changed since the last read (a rotation's retire): read it again now rather
                     // than at the next interval, so the retry the answer asks for finds the current key.
                     keys.requestRefresh()
                     return Self.retiredKey(retryAfter).response
                 }
-                // An attested sign-up's replayed challenge or reused key, in its own codes.
-                if attested, error.sqlState == "PA010" { return AttestationRefusal.challengeUsed.apiError.response }
-                if attested, error.sqlState == "PA011" { return AttestationRefusal.keyUsed.apiError.response }
-                return Self.authFailure(error, unavailableRetryAfter: retryAfter).response
+                return APIError(AuthError(database: error, attested: attested, unavailableRetryAfter: retryAfter)).response
             }
         }
     }
@@ -243,48 +238,19 @@ struct AuthHandler: Sendable {
     /// The key this instance signs with is not one PostgreSQL accepts now (its own key retired, or a key
     /// it read a moment before a rotation retired it): it must not mint tokens.
     static func retiredKey(_ retryAfter: Int) -> APIError {
-        .auth(503, "service_unavailable", "This instance's signing key was retired; retry shortly", retryAfter: retryAfter)
+        APIError(.signingKeyRetired(retryAfter: retryAfter))
     }
 
     private func session(userID: String, sessionID: String, refreshToken: String, user: UserRecord,
                          issuer: TokenIssuer) -> HTTPResponse {
         guard UUIDText.isValid(userID), UUIDText.isValid(sessionID) else {
-            return APIError.auth(500, "unexpected_failure", "Malformed identifiers from the database").response
+            return APIError(.malformedIdentifiers).response
         }
         let now = self.now()
         let access = issuer.accessToken(userID: userID, sessionID: sessionID, now: now)
         let body = SessionBody(accessToken: access.token, expiresIn: access.expiresAt - now,
                                expiresAt: access.expiresAt, refreshToken: refreshToken, user: user)
         return .json(200, body.json)
-    }
-
-    /// Database errors on the auth surface, in Supabase Auth's error shape.
-    static func authFailure(_ error: DatabaseError, unavailableRetryAfter: Int) -> APIError {
-        if error.isUnavailable {
-            return .auth(503, "service_unavailable", "Database unavailable, retry shortly",
-                         retryAfter: unavailableRetryAfter)
-        }
-        switch error.sqlState {
-        case "PT429":
-            return .auth(429, "over_request_rate_limit", error.message,
-                         retryAfter: SQLStateMapping.retryAfter(error))
-        case "PA001":
-            return .auth(400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
-        case "PA002":
-            return .auth(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
-        case "PT401" where error.message == "session not found":
-            return .auth(403, "session_not_found", "Session from the access token no longer exists")
-        case "PT401":
-            return .auth(401, "bad_jwt", "invalid JWT: \(error.message)")
-        case "PA003":
-            return .auth(403, error.message == "user not found" ? "user_not_found" : "session_not_found",
-                         error.message == "user not found" ? "User from the access token no longer exists"
-                                                           : "Session from the access token no longer exists")
-        case "PA010":
-            return .captchaFailed("challenge already used: fetch a new one")
-        default:
-            return .auth(500, "unexpected_failure", "Internal error")
-        }
     }
 
     /// What a sign-up body carries: user_metadata, and the captcha token the Supabase SDKs send.
@@ -299,7 +265,7 @@ struct AuthHandler: Sendable {
     static func signUpForm(_ body: [UInt8], maxBytes: Int, keys: Set<String>) -> Result<SignUpForm, APIError> {
         if body.isEmpty { return .success(SignUpForm(metadata: "{}")) }
         guard case .success(let document) = JSONBody.parse(body), document.objectValue != nil else {
-            return .failure(.auth(400, "bad_json", "Body must be a JSON object"))
+            return .failure(APIError(.badJSON("Body must be a JSON object")))
         }
         let captchaToken = document["gotrue_meta_security"]?["captcha_token"]?.stringValue
         return signUpMetadata(document, maxBytes: maxBytes, keys: keys).map { SignUpForm(metadata: $0, captchaToken: captchaToken) }
@@ -308,20 +274,19 @@ struct AuthHandler: Sendable {
     private static func signUpMetadata(_ document: JSONValue, maxBytes: Int, keys: Set<String>) -> Result<String, APIError> {
         for field in ["email", "phone"] {
             if let value = document[field], !value.isNull, value.stringValue != "" {
-                return .failure(.auth(422, "\(field)_provider_disabled",
-                                      "Only anonymous sign-in is offered: sign up without \(field)"))
+                return .failure(APIError(.providerDisabled(field)))
             }
         }
         guard let data = document["data"], !data.isNull else { return .success("{}") }
         guard let object = data.objectValue else {
-            return .failure(.auth(400, "validation_failed", "data must be a JSON object"))
+            return .failure(APIError(.validationFailed("data must be a JSON object")))
         }
         let text = data.serialized()
         guard text.utf8.count <= maxBytes else {
-            return .failure(.auth(400, "validation_failed", "data is larger than \(maxBytes) bytes"))
+            return .failure(APIError(.validationFailed("data is larger than \(maxBytes) bytes")))
         }
         guard !text.contains("\\u0000") else {
-            return .failure(.auth(400, "validation_failed", "data must not contain NUL characters"))
+            return .failure(APIError(.validationFailed("data must not contain NUL characters")))
         }
         let kept = object.members.filter { keys.contains($0.key) }
         if kept.count == object.members.count { return .success(text) }

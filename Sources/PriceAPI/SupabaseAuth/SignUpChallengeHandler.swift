@@ -10,17 +10,16 @@ extension AuthHandler {
         if type == "app_attest" || type == "android_key_attestation" {
             let platform = type == "app_attest" ? "App Attest" : "Android Key Attestation"
             guard let attestation, type == "app_attest" ? attestation.verifier != nil : attestation.android != nil else {
-                return APIError.auth(422, "attestation_disabled", "This server does not take \(platform) at sign-up").response
+                return APIError(.attestationDisabled(platform: platform)).response
             }
             return .json(200, attestation.challenges.json(now: now()), headers: [("Cache-Control", "no-store")])
         }
         if let type, type != "altcha" {
-            return APIError.auth(400, "validation_failed", "type must be altcha, app_attest or android_key_attestation").response
+            return APIError(.validationFailed("type must be altcha, app_attest or android_key_attestation")).response
         }
         guard let signUpChallenges else {
             // Supabase Auth's way of saying a feature is switched off (cf. email_provider_disabled).
-            return APIError.auth(422, "signup_challenge_disabled",
-                                 "This server does not ask for a sign-up challenge").response
+            return APIError(.signUpChallengeDisabled).response
         }
         return .json(200, signUpChallenges.issue(now: now()).json, headers: [("Cache-Control", "no-store")])
     }
