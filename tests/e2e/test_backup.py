@@ -91,8 +91,32 @@ def own_database(migrated, tmp_path):
             shutil.rmtree((pg_dir / "cluster").resolve(), ignore_errors=True)
 
 
-def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pricesvc_serves(own_database, anon_key):
+def install_pricesvc_backup(root: Path) -> Path:
+    """The command `make install` puts in PREFIX/bin, installed into a scratch DESTDIR: it runs with nothing
+    of the source tree, on the pgBackRest configuration an operator has."""
+    install = subprocess.run([str(REPO / "scripts/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PREFIX": "/opt/pricesvc", "DESTDIR": str(root)})
+    assert install.returncode == 0, install.stdout + install.stderr
+    tool = root / "opt/pricesvc/bin/pricesvc-backup"
+    assert str(REPO) not in tool.read_text()
+    return tool
+
+
+def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pricesvc_serves(own_database, anon_key,
+                                                                                             tmp_path):
+    """One proof of the single-node topology: scripts/backup.sh takes the backups and restores the latest
+    point; the installed pricesvc-backup lists them and restores to a point in time (PostgreSQL stopped and
+    started by pg_ctl); then the ambiguous "latest" is refused. (The cluster's drill is in tests/cluster.)"""
     pg_dir, env, db, server = own_database
+    tool = install_pricesvc_backup(tmp_path / "root")
+
+    def installed(*args, timeout: float = 240) -> dict:
+        config = (pg_dir / "cluster" if (pg_dir / "cluster").is_symlink() else pg_dir).resolve() / "pgbackrest/pgbackrest.conf"
+        result = subprocess.run([str(tool), "--config", str(config), *map(str, args)], capture_output=True,
+                                text=True, timeout=timeout, cwd=tmp_path)
+        assert result.returncode == 0, f"pricesvc-backup {args[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
     assert backup_sh("backups", pg_dir)["backups"] == []
     full = backup_sh("backup", pg_dir, "full")
     assert full["type"] == "full" and full["size_bytes"] > 0 and full["wal_start"] <= full["wal_stop"]
@@ -115,6 +139,7 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     listed = backup_sh("backups", pg_dir)
     assert [b["label"] for b in listed["backups"]] == [full["label"], incremental["label"]]
     assert listed["archive"]["max"] >= incremental["wal_stop"]
+    assert installed("backups")["backups"] == listed["backups"] and Path(listed["repository"]).is_dir()
     stamps = db.psql("select client_report_id || '@' || pg_xact_commit_timestamp(xmin) from public.price_reports order by 1")
     # Issue 32, reproduction 4: the repository is encrypted by default, with a passphrase file of its own.
     # Neither the signing secret nor a session id is anywhere in it in plain text (zstd-compressed or
@@ -133,7 +158,7 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     assert "already up to date" in migrated_again.stdout + migrated_again.stderr
     assert db.scalar("select count(*) from pg_settings where name like 'recovery_target%' and source <> 'default'") == "0"
 
-    at_t = backup_sh("restore", pg_dir, "--to", point_t)
+    at_t = installed("restore", "--to", point_t)
     assert at_t["restored_backup"] == full["label"] and at_t["timeline"] > latest["timeline"]
     assert db.count_reports(before) == 4 and db.count_reports(middle + after) == 0
     assert db.scalar("select count(*) from public.price_reports") == "4"
@@ -141,7 +166,7 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     submit(6)
     assert api.submit(report(), token).status_code == 429
     # Each restore ended with a full backup of its new timeline.
-    listed = backup_sh("backups", pg_dir)
+    listed = installed("backups")
     labels = [b["label"] for b in listed["backups"]]
     assert latest["backup_after_restore"] in labels and at_t["backup_after_restore"] in labels
     timelines = {t["timeline"]: t for t in listed["timelines"]}
@@ -155,44 +180,3 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     assert db.scalar("select count(*) from public.price_reports") == "10"
     plan = backup_sh("restore", pg_dir, "--plan", "--timeline", "1")
     assert plan["timeline"] == 1 and plan["restored_backup"] == incremental["label"], plan
-
-
-def test_the_installed_pricesvc_backup_backs_up_lists_and_restores_a_single_node(own_database, anon_key, tmp_path):
-    """Issue 36, "Installed operator tools": the command `make install` puts in PREFIX/bin, run from a
-    scratch DESTDIR with nothing of the source tree, on the pgBackRest configuration an operator has
-    (here the one scripts/backup.sh's first backup wrote), PostgreSQL stopped and started by pg_ctl."""
-    pg_dir, env, db, server = own_database
-    root = tmp_path / "root"
-    install = subprocess.run([str(REPO / "scripts/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
-                             env={**os.environ, "PREFIX": "/opt/pricesvc", "DESTDIR": str(root)})
-    assert install.returncode == 0, install.stdout + install.stderr
-    tool = root / "opt/pricesvc/bin/pricesvc-backup"
-    assert not str(REPO) in tool.read_text()
-
-    def installed(*args, timeout: float = 240) -> dict:
-        result = subprocess.run([str(tool), "--config", str(config), *map(str, args)], capture_output=True,
-                                text=True, timeout=timeout, cwd=tmp_path)
-        assert result.returncode == 0, f"pricesvc-backup {args[0]} failed ({result.returncode}):\n{result.stderr[-3000:]}"
-        return json.loads(result.stdout.strip().splitlines()[-1])
-
-    full = backup_sh("backup", pg_dir, "full")
-    config = (pg_dir / "cluster" if (pg_dir / "cluster").is_symlink() else pg_dir).resolve() / "pgbackrest/pgbackrest.conf"
-    api = server.api(anon_key)
-    token = api.new_session()["access_token"]
-    submit = submitter(api, token)
-    before = submit(2)
-    wait_past_backup(db, full)
-    point_t = db.scalar("select now()")
-    incremental = installed("backup")
-    assert incremental["type"] == "incr" and incremental["prior"] == full["label"]
-    after = submit(2)
-    listed = installed("backups")
-    assert [b["label"] for b in listed["backups"]] == [full["label"], incremental["label"]]
-    assert Path(listed["repository"]).is_dir()
-
-    restored = installed("restore", "--to", point_t)
-    assert restored["restored_backup"] == full["label"] and restored["from_timeline"] == 1, restored
-    assert db.count_reports(before) == 2 and db.count_reports(after) == 0
-    assert restored["backup_after_restore"] in [b["label"] for b in installed("backups")["backups"]]
-    # pricesvc reconnected by itself to the restored database.
-    assert api.submit(report(), token).status_code == 201

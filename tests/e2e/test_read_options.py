@@ -190,38 +190,21 @@ def test_timestamp_and_is_filters(board):
     assert rpc_post(board, params={"currency": "is.null"}).json() == []
 
 
+# The grammar's edge cases are unit tests of the pure parser (Tests/PostgRESTDialectTests/
+# ReadOptionEdgeCaseTests.swift); the wire keeps one refusal of each kind, to show it reaches a client unchanged.
 @pytest.mark.parametrize("params,code,status,named", [
     ({"currency": "like.E*"}, "PGRST127", 400, "like"),
-    ({"currency": "ilike.e*"}, "PGRST127", 400, "ilike"),
-    ({"currency": "eq(any).{EUR,USD}"}, "PGRST127", 400, "eq(any)"),
-    ({"location_id": "fts.garage"}, "PGRST127", 400, "fts"),
-    ({"or": "(currency.eq.EUR,median_cents.gt.1000)"}, "PGRST127", 400, "or"),
-    ({"select": "location_id,owner(*)"}, "PGRST200", 400, "owner"),
-    ({"select": "median_cents::text"}, "PGRST127", 400, "casts"),
-    ({"select": "count()"}, "PGRST123", 400, "aggregate"),
     ({"select": "nope"}, "42703", 400, "nope"),
-    ({"order": "nope.desc"}, "42703", 400, "nope"),
-    ({"order": "median_cents.sideways"}, "PGRST100", 400, "order"),
-    ({"nope": "eq.1"}, "42703", 400, "nope"),
     ({"median_cents": "eq.cheap"}, "22P02", 400, "cheap"),
-    ({"median_cents": "eq.99999999999"}, "22003", 400, "out of range"),
-    ({"last_reported_at": "gt.yesterday"}, "22007", 400, "yesterday"),
-    ({"median_cents": "is.true"}, "42804", 400, "boolean"),
-    ({"currency": "EUR"}, "PGRST100", 400, "EUR"),
-    ({"owner.name": "eq.x"}, "PGRST108", 400, "owner"),
-    ({"limit": "ten"}, "PGRST100", 400, "limit"),
     ({"limit": "-1"}, "PGRST103", 416, "Limit"),
-    ({"offset": "-1"}, "2201X", 400, "OFFSET"),
-    ({"columns": "location_ids"}, "PGRST127", 400, "columns"),
 ])
 def test_options_pricesvc_does_not_implement_or_cannot_read_are_refused_by_name(board, params, code, status, named):
     body = assert_postgrest_error(rpc_post(board, params=params), status, code)
     assert named.lower() in (body["message"] + " " + (body["details"] or "")).lower(), body
 
 
-@pytest.mark.parametrize("prefer", ["count=planned", "count=estimated", "return=minimal", "tx=rollback",
-                                    "max-affected=1", "missing=default", "timezone=Europe/Paris", "anything"])
-def test_preferences_pricesvc_does_not_implement_are_refused_by_name(board, prefer):
+def test_a_preference_pricesvc_does_not_implement_is_refused_by_name(board):
+    prefer = "tx=rollback"
     body = assert_postgrest_error(rpc_post(board, headers={"Prefer": f"count=exact, {prefer}"}), 400, "PGRST122")
     assert body["details"] == f"Invalid preferences: {prefer}"
 
@@ -261,28 +244,26 @@ def assert_alive(server):
     assert server.api("").get("/healthz").status_code == 200
 
 
-@pytest.mark.parametrize("range_header,prefer,status", [
+RANGES_BEYOND_INT64 = [
     (f"0-{INT64_MAX}", None, 200),                      # the reproduction: it killed the process
-    (f"0-{INT64_MAX}", "count=exact", 200),
-    (f"{INT64_MAX}-", None, 200),
     (f"{INT64_MAX}-", "count=exact", 416),
-    (f"0-{'9' * 400}", None, 200),
     (f"{'9' * 400}-{INT64_MAX}", None, 416),            # backwards, decided on the exact values
-    ("2147483647-2147483647", "count=exact", 416),
-])
-def test_a_range_up_to_and_beyond_int64_is_an_answer_and_the_server_lives_on(start_server, anon_key, user,
-                                                                              range_header, prefer, status):
+]
+
+
+def test_a_range_up_to_and_beyond_int64_is_an_answer_and_the_server_lives_on(start_server, anon_key, user):
     server = start_server(**GENERAL_SETTINGS)
     api = server.api(anon_key)
-    headers = {"Range": range_header, **({"Prefer": prefer} if prefer else {})}
-    response = api.get("/rest/v1/rpc/price_median", token=user["access_token"], params={"location_id": "x"},
-                       headers=headers)
-    assert response.status_code == status, (response.status_code, response.text)
-    if status == 200:
-        assert response.json() == []
-    else:
-        assert_postgrest_error(response, 416, "PGRST103")
-    assert_alive(server)
+    for range_header, prefer, status in RANGES_BEYOND_INT64:
+        headers = {"Range": range_header, **({"Prefer": prefer} if prefer else {})}
+        response = api.get("/rest/v1/rpc/price_median", token=user["access_token"], params={"location_id": "x"},
+                           headers=headers)
+        assert response.status_code == status, (range_header, response.status_code, response.text)
+        if status == 200:
+            assert response.json() == []
+        else:
+            assert_postgrest_error(response, 416, "PGRST103")
+        assert_alive(server)
 
 
 def test_the_range_header_beyond_int64_still_pages_real_rows(board):
@@ -293,24 +274,15 @@ def test_the_range_header_beyond_int64_still_pages_real_rows(board):
     assert [r["median_cents"] for r in response.json()] == [1100, 2000]
 
 
-@pytest.mark.parametrize("name", ["limit", "offset"])
-@pytest.mark.parametrize("value", [INT64_MAX, "-9223372036854775808", "9" * 400, "2147483648", ""])
+@pytest.mark.parametrize("name,value", [("limit", INT64_MAX), ("offset", "9" * 400)])
 def test_limit_and_offset_outside_their_domain_are_400_naming_them(board, name, value):
     body = assert_postgrest_error(rpc_post(board, params={name: value}), 400, "PGRST100")
     assert name in body["message"] and "2147483647" in body["details"]
 
 
-def test_the_largest_limit_and_offset_are_an_empty_page(board):
-    response = rpc_post(board, params={"limit": "2147483647", "offset": "2147483647"}, headers={"Prefer": "count=exact"})
-    assert_postgrest_error(response, 416, "PGRST103")
-    assert rpc_post(board, params={"limit": "2147483647", "offset": "2147483647"}).json() == []
-
-
-@pytest.mark.parametrize("select,item", [("*,*", "*"), ("location_id,*", "*"), ("*,median_cents", "median_cents"),
-                                         ("x:currency,x:rate_kind", "x:rate_kind")])
-def test_a_select_item_repeated_is_400_naming_it(board, select, item):
-    body = assert_postgrest_error(rpc_post(board, params={"select": select}), 400, "PGRST100")
-    assert f"'{item}'" in body["message"], body
+def test_a_select_item_repeated_is_400_naming_it(board):
+    body = assert_postgrest_error(rpc_post(board, params={"select": "location_id,*"}), 400, "PGRST100")
+    assert "'*'" in body["message"], body
 
 
 def test_the_amplification_request_is_refused_at_once(board):
@@ -324,19 +296,10 @@ def test_the_amplification_request_is_refused_at_once(board):
     assert len(response.content) < 2000
 
 
-@pytest.mark.parametrize("params,named", [
-    ({"select": ",".join(f"a{i}:location_id" for i in range(33))}, "at most 32 items"),
-    ({"order": ",".join(["median_cents"] * 17)}, "at most 16 terms"),
-    ({"location_id": "in.(" + ",".join(str(i) for i in range(257)) + ")"}, "at most 256 items"),
-])
-def test_read_options_past_their_limits_are_400_naming_the_limit(board, params, named):
+def test_read_options_past_their_limits_are_400_naming_the_limit(board):
+    params = {"order": ",".join(["median_cents"] * 17)}
     body = assert_postgrest_error(rpc_post(board, params=params), 400, "PGRST100")
-    assert named in body["details"], body
-
-
-def test_aliases_of_one_column_are_not_duplicates(board):
-    rows = rpc_post(board, params={"select": "id:location_id,again:location_id", "limit": "1"}).json()
-    assert len(rows) == 1 and rows[0]["id"] == rows[0]["again"]
+    assert "at most 16 terms" in body["details"], body
 
 
 def test_an_answer_over_max_response_bytes_is_400_pgrst190_and_a_small_one_is_unaffected(start_server, anon_key, board):
