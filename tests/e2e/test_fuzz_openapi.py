@@ -89,18 +89,22 @@ def fuzz_target(start_server, anon_key, tmp_path):
 FIXED_EXAMPLES, SEARCH_EXAMPLES = 20, 40
 
 
-@pytest.mark.timeout(900)
+# The coverage phase enumerates about 4 000 cases whatever the seed; its time is CPU time (about 270 s with
+# three builds beside it on 2 cores), so the bounds below are far above a quiet run's: a busy machine makes
+# it slower, never a different verdict.
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("seed,examples", [(FIXED_SEED, FIXED_EXAMPLES),
                                            pytest.param(SECOND_SEED, SEARCH_EXAMPLES, marks=pytest.mark.nightly)])
 def test_the_served_document_passes_every_schemathesis_check(fuzz_target, anon_key, tmp_path, seed, examples):
     server, api, schema = fuzz_target
     # Sign-out revokes the token it is sent with, so it runs apart, with a session of its own.
     code, summary = run_schemathesis(tmp_path, schema, server.url, anon_key, api.new_session()["access_token"], seed,
-                                     ["--exclude-path", "/auth/v1/logout"], timeout=400, examples=examples)
+                                     ["--exclude-path", "/auth/v1/logout"], timeout=1000, examples=examples)
+    print(summary[-1500:])  # the phases, counts and duration, kept in the log (-rP) of a passing run
     assert code == 0, f"schemathesis (seed {seed}) found failures:\n{summary}"
     assert generated(summary) >= 150 * examples // 20, summary
     code, summary = run_schemathesis(tmp_path, schema, server.url, anon_key, api.new_session()["access_token"], seed,
-                                     ["--include-path", "/auth/v1/logout"], timeout=200, examples=examples)
+                                     ["--include-path", "/auth/v1/logout"], timeout=400, examples=examples)
     assert code == 0, f"schemathesis (seed {seed}) found failures on logout:\n{summary}"
     assert generated(summary) >= 10, summary
 
