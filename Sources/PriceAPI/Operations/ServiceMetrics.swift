@@ -33,6 +33,7 @@ public final class ServiceMetrics: Sendable {
     private let heldMilliseconds = AtomicCounter()
     private let longestHoldMilliseconds = Atomic<Int>(0)
     private let shareUnavailable = AtomicCounter()
+    private let holding = Atomic<Int>(0)
     /// The maintenance commands' last successes as last read from the database; nil until read.
     private let maintenance = Mutex<[String: Int]?>(nil)
 
@@ -67,6 +68,10 @@ public final class ServiceMetrics: Sendable {
     func recordRateLimited() {
         rateLimited.add()
     }
+
+    /// A request begins (and ends) waiting for the database to come back.
+    func recordHoldStarted() { _ = holding.add(1, ordering: .relaxed) }
+    func recordHoldEnded() { _ = holding.subtract(1, ordering: .relaxed) }
 
     /// A request held while the database was unavailable, and how long it waited.
     func recordHold(_ outcome: DatabaseHold.Outcome, duration: Duration) {
@@ -147,6 +152,8 @@ public final class ServiceMetrics: Sendable {
         PrometheusText.family(&out, "pricesvc_db_hold_longest_milliseconds", .gauge,
                     "The longest hold of one request since the start, milliseconds.",
                     [("", longestHoldMilliseconds.load(ordering: .relaxed))])
+        PrometheusText.family(&out, "pricesvc_db_holding_requests", .gauge,
+                    "Requests waiting right now for the database to come back.", [("", holding.load(ordering: .relaxed))])
         PrometheusText.family(&out, "pricesvc_db_share_unavailable_total", .counter,
                     "Requests over the per-address share answered 503 (not 429) because the database was unavailable.",
                     [("", shareUnavailable.current)])

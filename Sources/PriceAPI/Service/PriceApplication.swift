@@ -83,9 +83,12 @@ public struct PriceApplication: HTTPApplication {
     func execute(_ plan: DatabasePlan, route: String = "-", requestID: String = "-") -> HTTPResponse {
         let (database, shares) = (self.database, service.databaseShares)
         let hold = plan.repetition == .never ? DatabaseHold.off : service.hold
-        let clock = ContinuousClock()
+        let (clock, metrics) = (ContinuousClock(), service.metrics)
+        var attempts = 0
         let (outcome, held) = hold.run(repeatable: plan.repetition == .always, now: { clock.now },
                                        sleep: { Thread.sleep(forTimeInterval: $0 / .seconds(1)) }) { () throws(DatabaseError) in
+            attempts += 1
+            if attempts == 2 { metrics.recordHoldStarted() }
             do throws(DatabaseError) {
                 let results = try database.run(plan.queries, readOnly: plan.readOnly)
                 shares.noteDatabase(available: true)
@@ -95,7 +98,8 @@ public struct PriceApplication: HTTPApplication {
                 throw error
             }
         }
-        if let (ending, duration) = held { service.metrics.recordHold(ending, duration: duration) }
+        if attempts > 1 { metrics.recordHoldEnded() }
+        if let (ending, duration) = held { metrics.recordHold(ending, duration: duration) }
         do throws(DatabaseError) {
             let results = try outcome.get()
             return ErrorLog.serverError(plan.answer(.success(results)), route: route, requestID: requestID)
