@@ -21,7 +21,7 @@ import Testing
     @Test func aServerErrorKeepsTheConnection() throws {
         let database = FakeDatabase(script: [.serverError("23505")])
         let pool = makePool(database)
-        #expect(throws: DatabaseError(code: .server, sqlState: "23505", message: "scripted")) { try pool.run([.sql("insert")]) }
+        #expect(throws: DatabaseError(code: .server, sqlState: "23505", message: "scripted", reach: .rolledBack)) { try pool.run([.sql("insert")]) }
         _ = try pool.run([.sql("select 1")])
         #expect(database.connects == 1)
         #expect(pool.stats.discardsTotal == 0)
