@@ -72,6 +72,8 @@ struct DatabaseShare: Sendable, Equatable {
 /// loop and once when its database work ends.
 final class DatabaseShares: Sendable {
     private let share: Mutex<DatabaseShare>
+    /// The last state told to `share`, read without its lock.
+    private let databaseUnavailable = Atomic<Bool>(false)
 
     init(perClient: Int, expensiveTotal: Int) {
         share = Mutex(DatabaseShare(perClient: perClient, expensiveTotal: expensiveTotal))
@@ -93,9 +95,12 @@ final class DatabaseShares: Sendable {
         case expensiveBusy(limit: Int)
     }
 
-    /// Called after each round trip attempt: whether the database answered or was unavailable.
+    /// Called after each round trip attempt: whether the database answered or was unavailable. Takes
+    /// the lock only when that changes, not once more per request.
     func noteDatabase(available: Bool) {
-        share.withLock { $0.noteDatabase(available: available) }
+        guard databaseUnavailable.exchange(!available, ordering: .relaxed) == available else { return }
+        // Whoever takes the lock last writes the latest state, however two changes interleave.
+        share.withLock { $0.noteDatabase(available: !databaseUnavailable.load(ordering: .relaxed)) }
     }
 
     /// Requests in flight for `client` (tests and metrics).
