@@ -10,6 +10,7 @@
 #                                    patroni_pid, postmaster_pid}], "pricesvc_pids"} with current roles
 #   scripts/cluster.sh failover DIR  Patroni switchover to the synchronous standby; waits until the old
 #                                    leader is back as the standby; prints the status line
+#   scripts/cluster.sh switchover DIR  the same, by the name Patroni gives it (planned maintenance)
 #   scripts/cluster.sh down DIR      stops everything it started; idempotent
 #
 # Backups (pgBackRest, through scripts/pricesvc-backup, the installed tool; the leader archives every WAL
@@ -52,7 +53,7 @@ BIN=${PRICESVC_BIN:-$REPO/.build/release/pricesvc}
 PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard library is used
 
 die() { echo "cluster: $*" >&2; exit 1; }
-usage() { die "usage: $0 up|status|failover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
+usage() { die "usage: $0 up|status|failover|switchover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
 
 . "$REPO/scripts/pg-extensions.sh"
 
@@ -892,7 +893,7 @@ restore_start() {
 case $cmd in
 up) up ;;
 status) load_configuration || die "no cluster in $DIR"; status_line ;;
-failover) failover ;;
+failover | switchover) failover ;;
 down) down ;;
 backup) backup "$@" ;;
 backups) backups ;;

@@ -7,6 +7,8 @@ package enum GatewayError: Error, Sendable, Equatable {
     case payloadTooLarge
     case malformedRequest(reason: String)
     case workerTimeout(retryAfter: Int)
+    /// The per-address share is full while the database is unavailable (`DatabaseShare`).
+    case waitingForDatabase(retryAfter: Int)
     case noAPIKey
     case invalidAPIKey
     case authorizationNotBearer
@@ -21,6 +23,7 @@ package enum GatewayError: Error, Sendable, Equatable {
         case .payloadTooLarge: return .payloadTooLarge
         case .malformedRequest(let reason): return .malformedRequest(reason: reason, framingHint: true)
         case .workerTimeout(let retryAfter): return .workerTimeout(retryAfter: retryAfter)
+        case .waitingForDatabase(let retryAfter): return .waitingForDatabase(retryAfter: retryAfter)
         case .noAPIKey: return .noAPIKey
         case .invalidAPIKey: return .invalidAPIKey
         case .authorizationNotBearer: return .authorizationNotBearer
@@ -37,6 +40,7 @@ package enum GatewayError: Error, Sendable, Equatable {
         case .payloadTooLarge: return .requestTooLarge
         case .malformedRequest(let reason): return .malformedRequest(reason: reason)
         case .workerTimeout(let retryAfter): return .serverBusy(retryAfter: retryAfter)
+        case .waitingForDatabase(let retryAfter): return .databaseUnavailable(retryAfter: retryAfter)
         case .noAPIKey: return .noAPIKey
         case .invalidAPIKey: return .invalidAPIKey
         // Supabase Auth names every refused token bad_jwt, with PostgREST's message.

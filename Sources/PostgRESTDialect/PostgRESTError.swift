@@ -22,6 +22,9 @@ package enum PostgRESTError: Error, Sendable, Equatable {
     /// Every slot of the expensive class is taken (from any clients): the server is busy for quotes.
     case expensiveCallsBusy(limit: Int, retryAfter: Int)
     case workerTimeout(retryAfter: Int)
+    /// One address's requests are piling up while they wait for the database to come back (a failover):
+    /// the database's absence, not the client's fault, so 503 rather than the share's 429.
+    case waitingForDatabase(retryAfter: Int)
     case notFound
     case methodNotAllowed(String)
     case unknownTable(String, hint: String)
@@ -107,6 +110,9 @@ package enum PostgRESTError: Error, Sendable, Equatable {
                        retryAfter: retryAfter)
         case .workerTimeout(let retryAfter):
             return row(503, "PGRST003", "Server busy: timed out waiting for a database worker", retryAfter: retryAfter)
+        case .waitingForDatabase(let retryAfter):
+            return row(503, "PGRST003", "Database unavailable: this address's requests are waiting for it, retry shortly",
+                       retryAfter: retryAfter)
         case .notFound:
             return row(404, "PGRST125", "Invalid path specified in request URL")
         case .methodNotAllowed(let method):

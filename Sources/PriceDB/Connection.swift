@@ -114,7 +114,8 @@ final class Connection: PipelineConnection {
             if !outcome.connectionReusable { isReusable = false }
             switch outcome.results {
             case .success(let results): return results
-            case .failure(let error): throw BatchFailure(error: error, mayHaveReachedServer: true)
+            case .failure(let error):
+                throw BatchFailure(error: error, reach: batch.serverRejectedAStep ? .rolledBack : .unknown)
             }
         }
     }

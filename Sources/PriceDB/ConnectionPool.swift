@@ -126,11 +126,19 @@ public final class ConnectionPool: @unchecked Sendable {
     ///
     /// - Important: A batch that failed with `isUnavailable` after it was sent may or may not have
     ///   committed; it is never retried here. Only a connection found dead *before* sending is
-    ///   replaced and the batch tried once more.
+    ///   replaced and the batch tried once more. The error's `reach` says how far the batch got, so a
+    ///   caller can tell a batch that never left (or was rolled back) from one that may have committed.
     public func run(_ queries: [Query]) throws(DatabaseError) -> [QueryResult] {
         var fresh = false
         while true {
-            let connection = try checkout(fresh: fresh)
+            let connection: any PipelineConnection
+            do throws(DatabaseError) {
+                connection = try checkout(fresh: fresh)
+            } catch {
+                var failure = error
+                failure.reach = .notSent
+                throw failure
+            }
             do throws(BatchFailure) {
                 let results = try connection.run(queries, deadline: .now + batchTimeout)
                 checkin(connection)
@@ -143,7 +151,9 @@ public final class ConnectionPool: @unchecked Sendable {
                     fresh = true
                     continue
                 }
-                throw error.error
+                var failure = error.error
+                failure.reach = error.reach
+                throw failure
             }
         }
     }

@@ -52,9 +52,32 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
     public var hint: String?
     /// Non-localized severity from the server (`ERROR`, `FATAL`, `PANIC`), when known.
     public var severity: String?
+    /// How far the failed round trip got, as `ConnectionPool.run` saw it; `.unknown` unless it says
+    /// otherwise. What decides whether repeating the batch can apply it twice (`DatabaseHold`).
+    public var reach: Reach = .unknown
+
+    /// How far a failed round trip got before it failed.
+    public enum Reach: Sendable, Hashable, CustomStringConvertible {
+        /// No byte of the batch left the process (no connection, refused, found dead before sending).
+        case notSent
+        /// Sent, and the server answered one of its statements with an error, so its implicit
+        /// transaction cannot commit: nothing of it remains.
+        case rolledBack
+        /// Sent, then the connection went before the answer: it may or may not have committed.
+        case unknown
+
+        public var description: String {
+            switch self {
+            case .notSent: return "not sent"
+            case .rolledBack: return "sent, rolled back"
+            case .unknown: return "sent, outcome unknown"
+            }
+        }
+    }
 
     public init(code: Code, sqlState: String? = nil, message: String, detail: String? = nil,
-                hint: String? = nil, severity: String? = nil) {
+                hint: String? = nil, severity: String? = nil, reach: Reach = .unknown) {
+        self.reach = reach
         self.code = code
         self.sqlState = sqlState
         self.message = message

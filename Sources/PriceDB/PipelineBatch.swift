@@ -53,6 +53,11 @@ struct PipelineBatch {
 
     var isFinished: Bool { outcome != nil }
 
+    /// True once the server answered one of the steps with an error of its own (a SQLSTATE): the
+    /// batch's implicit transaction is aborted and cannot commit, whatever happens to the connection
+    /// next. libpq's own errors (a lost socket) carry no SQLSTATE and prove nothing.
+    var serverRejectedAStep: Bool { firstError?.sqlState != nil }
+
     mutating func receive(_ event: Event) -> Action {
         if let outcome { return .finished(outcome) }
         switch event {

@@ -229,6 +229,8 @@ enum Commands {
         settings.databaseRequestsPerIP = try configuration.int("db-requests-per-ip")
         settings.expensiveRequestsInFlight = try configuration.int("expensive-requests-in-flight")
         settings.expensiveStatementTimeoutMilliseconds = try configuration.int("expensive-statement-timeout-ms", min: 1)
+        settings.databaseHold = DatabaseHold(bound: .milliseconds(try configuration.int(
+            "db-hold-ms", min: 0, max: Int(DatabaseHold.maximumBound / .milliseconds(1)))))
         switch CORSPolicy.parse(configuration.string("cors-allowed-origins")) {
         case .success(let policy): settings.cors = policy
         case .failure(let error): throw ConfigurationError(description: "\(configuration.name("cors-allowed-origins")): \(error)")

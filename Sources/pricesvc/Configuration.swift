@@ -52,6 +52,8 @@ enum Settings {
         Setting(key: "pool-timeout-ms", defaultValue: "2000",
                 help: "How long a request waits for a free connection before 503"),
         Setting(key: "statement-timeout-ms", defaultValue: "5000", help: "Server-side statement timeout"),
+        Setting(key: "db-hold-ms", defaultValue: String(Int(DatabaseHold.defaultBound / .milliseconds(1))),
+                help: "Longest a request waits for an unavailable database (switchover, no leader) before 503; only requests that cannot apply twice are retried (0 = off, at most 30000)"),
         Setting(key: "startup-timeout", defaultValue: "30",
                 help: "Seconds serve keeps retrying an unreachable database before exiting"),
         Setting(key: "http-threads", defaultValue: "0",

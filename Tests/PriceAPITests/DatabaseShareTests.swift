@@ -42,6 +42,17 @@ struct DatabaseShareTests {
         #expect(share.inFlight.isEmpty && share.expensiveInFlight == 0, "an extra release changes nothing")
     }
 
+    @Test("while the database is unavailable the excess is the database's fault, not the client's, until it answers again")
+    func databaseUnavailable() {
+        var share = DatabaseShare(perClient: 1, expensiveTotal: 0)
+        #expect(share.admit(client: "a", cost: .ordinary) == .admitted)
+        share.noteDatabase(available: false)
+        #expect(share.admit(client: "a", cost: .ordinary) == .databaseUnavailable)
+        #expect(share.admit(client: "b", cost: .ordinary) == .admitted, "under the share nothing changes")
+        share.noteDatabase(available: true)
+        #expect(share.admit(client: "a", cost: .ordinary) == .clientBusy(limit: 1))
+    }
+
     @Test("0 turns each limit off")
     func off() {
         var share = DatabaseShare(perClient: 0, expensiveTotal: 0)

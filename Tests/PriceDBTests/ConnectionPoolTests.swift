@@ -21,7 +21,7 @@ import Testing
     @Test func aServerErrorKeepsTheConnection() throws {
         let database = FakeDatabase(script: [.serverError("23505")])
         let pool = makePool(database)
-        #expect(throws: DatabaseError(code: .server, sqlState: "23505", message: "scripted")) { try pool.run([.sql("insert")]) }
+        #expect(throws: DatabaseError(code: .server, sqlState: "23505", message: "scripted", reach: .rolledBack)) { try pool.run([.sql("insert")]) }
         _ = try pool.run([.sql("select 1")])
         #expect(database.connects == 1)
         #expect(pool.stats.discardsTotal == 0)
@@ -38,6 +38,15 @@ import Testing
         #expect((stats.discardsTotal, stats.reconnects, stats.idle) == (1, 1, 1))
     }
 
+    @Test func aFailedConnectIsReportedNotSentAndAServerErrorRolledBack() throws {
+        let database = FakeDatabase(script: [.serverError("25006")])
+        let pool = makePool(database)
+        #expect { try pool.run([.sql("insert")]) } throws: { ($0 as? DatabaseError)?.reach == .rolledBack }
+        database.failNextConnects = 1
+        let fresh = makePool(database)
+        #expect { try fresh.run([.sql("insert")]) } throws: { ($0 as? DatabaseError)?.reach == .notSent }
+    }
+
     @Test func theRetryHappensOnlyOnce() {
         let database = FakeDatabase(script: [.loseBeforeSending, .loseBeforeSending, .succeed])
         let pool = makePool(database)
@@ -48,7 +57,9 @@ import Testing
     @Test func aConnectionLostAfterSendingIsDiscardedAndNotRetried() throws {
         let database = FakeDatabase(script: [.loseAfterSending, .succeed])
         let pool = makePool(database)
-        #expect { try pool.run([.sql("insert")]) } throws: { ($0 as? DatabaseError)?.isUnavailable == true }
+        #expect { try pool.run([.sql("insert")]) } throws: {
+            ($0 as? DatabaseError)?.isUnavailable == true && ($0 as? DatabaseError)?.reach == .unknown
+        }
         #expect(database.batches == 1)
         #expect(pool.stats.discardsTotal == 1)
         #expect(pool.stats.idle == 0)

@@ -104,7 +104,7 @@ final class FakeConnection: PipelineConnection {
         switch behaviour {
         case .succeed: break
         case .serverError(let sqlState):
-            throw BatchFailure(error: DatabaseError(code: .server, sqlState: sqlState, message: "scripted"), mayHaveReachedServer: true)
+            throw BatchFailure(error: DatabaseError(code: .server, sqlState: sqlState, message: "scripted"), reach: .rolledBack)
         case .loseBeforeSending:
             isReusable = false
             throw BatchFailure(error: DatabaseError(code: .connectionLost, message: "stale"), mayHaveReachedServer: false)

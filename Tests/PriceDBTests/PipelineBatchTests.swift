@@ -16,6 +16,25 @@ import Testing
         #expect(batch.receive(.sync) == .finished(.init(results: .success([row, done]), preparedNames: [], connectionReusable: true)))
     }
 
+    @Test func aStepTheServerRefusedMeansRolledBackEvenIfTheConnectionThenGoes() {
+        var batch = PipelineBatch(steps: [.query, .query])
+        _ = batch.receive(.error(DatabaseError(code: .server, sqlState: "25006", message: "read-only", severity: "ERROR")))
+        #expect(batch.serverRejectedAStep)
+        _ = batch.receive(.connectionLost(DatabaseError(code: .connectionLost, message: "gone")))
+        #expect(batch.serverRejectedAStep)
+    }
+
+    @Test func aConnectionLostAfterEveryStepSucceededIsNotARollback() {
+        var batch = PipelineBatch(steps: [.query])
+        _ = batch.receive(.result(done))
+        _ = batch.receive(.endOfStep)
+        _ = batch.receive(.connectionLost(DatabaseError(code: .connectionLost, message: "gone")))
+        #expect(!batch.serverRejectedAStep)
+        var libpqError = PipelineBatch(steps: [.query])
+        _ = libpqError.receive(.error(DatabaseError(code: .connectionLost, message: "server closed the connection unexpectedly")))
+        #expect(!libpqError.serverRejectedAStep, "libpq's own error (no SQLSTATE) proves nothing")
+    }
+
     @Test func anEmptyBatchIsJustASync() {
         var batch = PipelineBatch(steps: [])
         #expect(batch.receive(.sync) == .finished(.init(results: .success([]), preparedNames: [], connectionReusable: true)))

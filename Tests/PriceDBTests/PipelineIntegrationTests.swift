@@ -48,7 +48,8 @@ import Testing
             end $$
             """)])
         #expect(throws: DatabaseError(code: .server, sqlState: "PT429", message: "reporter cap reached",
-                                      detail: "10 reports per hour", hint: "Retry after 42 seconds", severity: "ERROR")) {
+                                      detail: "10 reports per hour", hint: "Retry after 42 seconds", severity: "ERROR",
+                                      reach: .rolledBack)) {
             try pool.run([.sql("select over_cap()")])
         }
     }

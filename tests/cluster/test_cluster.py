@@ -280,42 +280,70 @@ def test_losing_one_instance_costs_at_most_its_requests_in_flight_and_no_acknowl
 
 # ---------------------------------------------------------------- planned switchover
 
-def test_a_switchover_under_load_answers_503_with_retry_after_never_500_and_writes_follow_the_new_leader(cluster):
-    """The demoted leader turns read-only under open connections (25006): that is unavailability, not
-    the client's fault, and the write pool must end up on the new leader by itself."""
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else 0.0
+
+
+def write_measurements(update: dict) -> None:
+    """Adds to the measurements report (PRICESVC_TEST_CLUSTER_REPORT), which scripts/test.sh prints."""
+    if not DRILL_REPORT:
+        return
+    path = Path(DRILL_REPORT)
+    report_so_far = json.loads(path.read_text()) if path.exists() else {}
+    report_so_far.update(update)
+    path.write_text(json.dumps(report_so_far, indent=2) + "\n")
+
+
+def test_a_switchover_under_load_answers_only_2xx_and_writes_follow_the_new_leader(cluster):
+    """Maintenance nobody notices (issue 36): while the leader hands over, pricesvc holds the requests
+    (PRICESVC_DB_HOLD_MS, default 5 s) that cannot be applied twice, so clients see only 201s. The
+    demoted leader turns read-only under open connections (25006): rolled back, so safe to send again."""
     old_leader = cluster.node("leader")["name"]
-    groups = [Reporters(cluster, group=215 + g, count=8, attempts=12, pause=0.2) for g in range(2)]
+    # Ten attempts each, the cap: every answer should be 201. Sixteen reporters a group keep the load on
+    # for the whole switchover even on a busy machine.
+    groups = [Reporters(cluster, group=215 + g, count=16, attempts=10, pause=0.15) for g in range(2)]
+    held_before = sum(cluster.metric(url, 'pricesvc_db_held_requests_total{outcome="served"}')
+                      for url in cluster.instance_urls())
     run_reporters(groups)
     try:
         wait_until(lambda: sum(len(g.acknowledged()) for g in groups) >= 10, timeout=30, message="201s before")
         started = time.monotonic()
-        cluster.sh("failover", timeout=150)
+        cluster.sh("switchover", timeout=150)
         switched = time.monotonic()
         print(f"switchover command took {switched - started:.1f}s")
         # A reporter that has not written yet: the load's reporters may have used up their attempts
-        # while the switchover ran (they do on a busy machine), and then none would write after it.
+        # while the switchover ran, and then none would write after it.
         late = cluster.api(client_address(217, 1))
         late_session = late.new_session()
-        late_statuses = []
-
-        def late_write():
-            late_statuses.append(late.submit(report(), late_session["access_token"]).status_code)
-            return late_statuses[-1] == 201
-
-        wait_until(late_write, timeout=30, interval=0.2, message="a write after the switchover")
-        assert set(late_statuses) <= {201, 503}, late_statuses
+        late_response = late.submit(report(), late_session["access_token"])
+        assert late_response.status_code == 201, late_response.text
     finally:
         stop_reporters(groups)
     assert cluster.node("leader")["name"] != old_leader
     assert cluster.node("sync_standby")["name"] == old_leader
     results = [r for g in groups for r in g.results]
+    during = [r for r in results if r[1] >= started and r[0] <= switched]
+    assert during, "no request was answered while the switchover ran: no load to measure"
     statuses = {str(r[4]) for r in results}
-    assert statuses <= {"201", "429", "503"}, f"unexpected answers during a switchover: {statuses}"
-    assert all(r[5] for r in results if r[4] == 503), "a 503 without Retry-After"
+    answers = {status: sum(1 for r in results if str(r[4]) == status) for status in sorted(statuses)}
     acknowledged = [r[3] for r in results if r[4] == 201]
     assert not set(acknowledged) - stored_on(cluster, cluster.node("leader")["name"], acknowledged)
-    print(f"switchover took {switched - started:.1f}s; answers: "
-          f"{ {status: sum(1 for r in results if str(r[4]) == status) for status in sorted(statuses)} }")
+    held = sum(cluster.metric(url, 'pricesvc_db_held_requests_total{outcome="served"}')
+               for url in cluster.instance_urls()) - held_before
+    longest = max(cluster.metric(url, "pricesvc_db_hold_longest_milliseconds") for url in cluster.instance_urls())
+    measurements = {"planned_switchover": {
+        "switchover_seconds": round(switched - started, 2),
+        "responses": answers,
+        "responses_during_switchover": len(during),
+        "p99_latency_seconds": round(p99([r[1] - r[0] for r in results]), 3),
+        "p99_latency_during_switchover_seconds": round(p99([r[1] - r[0] for r in during]), 3),
+        "held_and_served": int(held),
+        "longest_hold_milliseconds": int(longest),
+    }}
+    print("planned switchover:", json.dumps(measurements))
+    write_measurements(measurements)
+    assert statuses == {"201"}, f"a switchover under load answered other than 201: {answers}"
 
 
 # ---------------------------------------------------------------- the failover drill
@@ -370,9 +398,10 @@ def test_failover_drill_killing_the_leader_loses_no_acknowledged_report(cluster)
         "max_reports_per_reporter": highest,
         "new_leader": standby,
     }
+    longest_hold = max(cluster.metric(url, "pricesvc_db_hold_longest_milliseconds") for url in cluster.instance_urls())
+    measurements["longest_hold_milliseconds"] = int(longest_hold)
     print("failover drill:", json.dumps(measurements))
-    if DRILL_REPORT:
-        Path(DRILL_REPORT).write_text(json.dumps(measurements, indent=2) + "\n")
+    write_measurements(measurements)
     assert unavailable < 45, measurements
 
     # The killed node comes back as the synchronous standby (rewound if it had diverged): a 201 means

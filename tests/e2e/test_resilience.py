@@ -79,8 +79,10 @@ class Writer(threading.Thread):
 def test_a_postgresql_restart_mid_test_gives_503s_then_service_resumes_and_no_201_report_is_lost(
         start_server, anon_key, env, db, outage):
     stop_pg, start_pg = outage
+    # The hold off (PRICESVC_DB_HOLD_MS=0): this is the outage as clients saw it before the hold, a 503
+    # at once; test_failover_hold.py tests the hold.
     server = start_server(RATE_LIMIT_PER_MINUTE=1_000_000, SIGNUP_BURST=1_000_000, SIGNUPS_PER_HOUR=1_000_000,
-                          POOL_SIZE=4)
+                          POOL_SIZE=4, DB_HOLD_MS=0)
     api = server.api(anon_key)
     tokens = [api.new_session()["access_token"] for _ in range(30)]
     writer = Writer(api, tokens)
@@ -150,8 +152,11 @@ def test_pg_cluster_restart_is_survived_by_a_running_server(server, anon_key, en
     assert db.count_reports([before["client_report_id"], row["client_report_id"]]) == 2
 
 
-def test_readyz_is_503_while_the_database_is_down_and_200_again_after(server, anon_key, outage):
+def test_readyz_is_503_while_the_database_is_down_and_200_again_after(start_server, anon_key, outage):
     stop_pg, start_pg = outage
+    # Every request below gets its 503 at once only with the hold off (test_failover_hold.py tests it on).
+    server = start_server(RATE_LIMIT_PER_MINUTE=1_000_000, SIGNUP_BURST=1_000_000, SIGNUPS_PER_HOUR=1_000_000,
+                          DB_HOLD_MS=0)
     api = server.api(anon_key)
     session = api.new_session()
     stop_pg()

@@ -28,6 +28,12 @@ public final class ServiceMetrics: Sendable {
     private let databaseErrors: [AtomicCounter]
     private let clientErrors: [AtomicCounter]
     private let databaseWorkers: Int
+    /// Requests held while the database was unavailable, by how the hold ended (`DatabaseHold.Outcome`).
+    private let held = DatabaseHold.Outcome.allCases.map { _ in AtomicCounter() }
+    private let heldMilliseconds = AtomicCounter()
+    private let longestHoldMilliseconds = Atomic<Int>(0)
+    private let shareUnavailable = AtomicCounter()
+    private let holding = Atomic<Int>(0)
     /// The maintenance commands' last successes as last read from the database; nil until read.
     private let maintenance = Mutex<[String: Int]?>(nil)
 
@@ -61,6 +67,23 @@ public final class ServiceMetrics: Sendable {
 
     func recordRateLimited() {
         rateLimited.add()
+    }
+
+    /// A request begins (and ends) waiting for the database to come back.
+    func recordHoldStarted() { _ = holding.add(1, ordering: .relaxed) }
+    func recordHoldEnded() { _ = holding.subtract(1, ordering: .relaxed) }
+
+    /// A request held while the database was unavailable, and how long it waited.
+    func recordHold(_ outcome: DatabaseHold.Outcome, duration: Duration) {
+        held[DatabaseHold.Outcome.allCases.firstIndex(of: outcome)!].add()
+        let milliseconds = Int((duration / .milliseconds(1)).rounded())
+        heldMilliseconds.add(milliseconds)
+        _ = longestHoldMilliseconds.max(milliseconds, ordering: .relaxed)
+    }
+
+    /// A request the per-address share refused with 503 (not 429) because the database was unavailable.
+    func recordShareUnavailable() {
+        shareUnavailable.add()
     }
 
     /// A read-only call (function calls, readiness) answered by the replica pool or by the primary.
@@ -121,6 +144,19 @@ public final class ServiceMetrics: Sendable {
         var out = server.render()
         PrometheusText.family(&out, "pricesvc_rate_limited_total", .counter, "Requests refused by the per-IP request limit.",
                     [("", rateLimited.current)])
+        PrometheusText.family(&out, "pricesvc_db_held_requests_total", .counter,
+                    "Requests held while the database was unavailable, by how the hold ended (served, gave_up at the bound, not_retryable: may have committed).",
+                    zip(DatabaseHold.Outcome.allCases, held).map { ("outcome=\"\($0.rawValue)\"", $1.current) })
+        PrometheusText.family(&out, "pricesvc_db_hold_milliseconds_total", .counter,
+                    "Milliseconds requests spent held while the database was unavailable.", [("", heldMilliseconds.current)])
+        PrometheusText.family(&out, "pricesvc_db_hold_longest_milliseconds", .gauge,
+                    "The longest hold of one request since the start, milliseconds.",
+                    [("", longestHoldMilliseconds.load(ordering: .relaxed))])
+        PrometheusText.family(&out, "pricesvc_db_holding_requests", .gauge,
+                    "Requests waiting right now for the database to come back.", [("", holding.load(ordering: .relaxed))])
+        PrometheusText.family(&out, "pricesvc_db_share_unavailable_total", .counter,
+                    "Requests over the per-address share answered 503 (not 429) because the database was unavailable.",
+                    [("", shareUnavailable.current)])
         PrometheusText.family(&out, "pricesvc_database_errors_total", .counter,
                     "Failures of the database (unavailable, or a server fault by SQLSTATE class).",
                     Self.all(Self.databaseErrorKinds, databaseErrors, label: "kind"))

@@ -20,6 +20,9 @@ struct ReportSubmission: Sendable, Equatable {
     /// Every row has the same keys, so the first row tells whether `currency` was sent.
     var sendsCurrency: Bool { rows.first?["currency"] != nil }
 
+    /// Every row names its client_report_id, so sending the submission again stores nothing twice.
+    var isIdempotent: Bool { rows.allSatisfy { $0["client_report_id"]?.stringValue != nil } }
+
     /// The rows as one JSON array with exactly the client-writable keys, each object's keys in
     /// `columns` order: the parameter of the insert statement (`jsonb_to_recordset`).
     var parameterJSON: String {

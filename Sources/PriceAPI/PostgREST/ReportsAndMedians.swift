@@ -21,7 +21,9 @@ struct ReportHandler: Sendable {
         var queries = [caller.submitterIdentityQuery, insert.query(submission.parameterJSON)]
         if submission.returnRepresentation { queries.append(Statements.receipts.query()) }
         let (role, retryAfter) = (caller.role, unavailableRetryAfter)
-        return .database(DatabasePlan(queries) { outcome in
+        // Every row with a client_report_id: a repeat stores nothing twice and answers with the first
+        // report's receipt (reports.sql), so the hold may repeat it even when its outcome is unknown.
+        return .database(DatabasePlan(queries, repetition: submission.isIdempotent ? .always : .ifNotApplied) { outcome in
             let results: [QueryResult]
             switch outcome {
             case .success(let value): results = value

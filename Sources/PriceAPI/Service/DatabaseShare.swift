@@ -18,6 +18,9 @@ struct DatabaseShare: Sendable, Equatable {
         case admitted
         /// The client already has `perClient` requests in flight.
         case clientBusy(limit: Int)
+        /// The client already has `perClient` requests in flight, and they wait because the database is
+        /// unavailable (a failover): the database's fault, not the client's (503, not 429).
+        case databaseUnavailable
         /// `expensiveTotal` expensive calls are in flight, from any clients.
         case expensiveBusy(limit: Int)
     }
@@ -28,6 +31,8 @@ struct DatabaseShare: Sendable, Equatable {
     let expensiveTotal: Int
     private(set) var inFlight: [String: Int] = [:]
     private(set) var expensiveInFlight = 0
+    /// The last round trip failed because the database was unavailable; the next answered one clears it.
+    private(set) var databaseUnavailable = false
 
     init(perClient: Int, expensiveTotal: Int) {
         self.perClient = max(0, perClient)
@@ -37,13 +42,21 @@ struct DatabaseShare: Sendable, Equatable {
     /// Counts the request in when there is room; every `.admitted` must be paired with one `release`.
     mutating func admit(client: String, cost: Cost) -> Decision {
         let held = inFlight[client, default: 0]
-        if perClient > 0, held >= perClient { return .clientBusy(limit: perClient) }
+        if perClient > 0, held >= perClient {
+            return databaseUnavailable ? .databaseUnavailable : .clientBusy(limit: perClient)
+        }
         if cost == .expensive, expensiveTotal > 0, expensiveInFlight >= expensiveTotal {
             return .expensiveBusy(limit: expensiveTotal)
         }
         inFlight[client] = held + 1
         if cost == .expensive { expensiveInFlight += 1 }
         return .admitted
+    }
+
+    /// What the last round trip said about the database: unavailable (connection gone, no leader) or
+    /// answering.
+    mutating func noteDatabase(available: Bool) {
+        databaseUnavailable = !available
     }
 
     /// Counts an admitted request out. A client with nothing in flight is forgotten, so memory is
@@ -59,6 +72,8 @@ struct DatabaseShare: Sendable, Equatable {
 /// loop and once when its database work ends.
 final class DatabaseShares: Sendable {
     private let share: Mutex<DatabaseShare>
+    /// The last state told to `share`, read without its lock.
+    private let databaseUnavailable = Atomic<Bool>(false)
 
     init(perClient: Int, expensiveTotal: Int) {
         share = Mutex(DatabaseShare(perClient: perClient, expensiveTotal: expensiveTotal))
@@ -69,13 +84,23 @@ final class DatabaseShares: Sendable {
         switch share.withLock({ $0.admit(client: client, cost: cost) }) {
         case .admitted: return .success(Ticket(shares: self, client: client, cost: cost))
         case .clientBusy(let limit): return .failure(.clientBusy(limit: limit))
+        case .databaseUnavailable: return .failure(.databaseUnavailable)
         case .expensiveBusy(let limit): return .failure(.expensiveBusy(limit: limit))
         }
     }
 
     enum Refusal: Error, Equatable {
         case clientBusy(limit: Int)
+        case databaseUnavailable
         case expensiveBusy(limit: Int)
+    }
+
+    /// Called after each round trip attempt: whether the database answered or was unavailable. Takes
+    /// the lock only when that changes, not once more per request.
+    func noteDatabase(available: Bool) {
+        guard databaseUnavailable.exchange(!available, ordering: .relaxed) == available else { return }
+        // Whoever takes the lock last writes the latest state, however two changes interleave.
+        share.withLock { $0.noteDatabase(available: !databaseUnavailable.load(ordering: .relaxed)) }
     }
 
     /// Requests in flight for `client` (tests and metrics).

@@ -27,14 +27,27 @@ struct DatabasePlan: Sendable {
     let readOnly: Bool
     /// Which share of the database it counts against (`DatabaseShare`).
     let cost: DatabaseShare.Cost
+    /// Whether it may be run again after the database was unavailable (`DatabaseHold`).
+    let repetition: Repetition
+
+    enum Repetition: Sendable, Equatable {
+        /// Never held (readiness: a probe wants the answer now).
+        case never
+        /// Repeated only when it certainly did not apply: not sent, or rolled back. Every write.
+        case ifNotApplied
+        /// Repeating it gives the same result: reads, and submissions whose every row has a client_report_id.
+        case always
+    }
     /// Turns the round trip's outcome into the answer (on the worker).
     let answer: @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse
 
-    init(_ queries: [Query], readOnly: Bool = false, cost: DatabaseShare.Cost = .ordinary,
+    /// - Parameter repetition: by default reads are repeated, and writes only when they did not apply.
+    init(_ queries: [Query], readOnly: Bool = false, cost: DatabaseShare.Cost = .ordinary, repetition: Repetition? = nil,
          answer: @escaping @Sendable (Result<[QueryResult], DatabaseError>) -> HTTPResponse) {
         self.queries = queries
         self.readOnly = readOnly
         self.cost = cost
+        self.repetition = repetition ?? (readOnly ? .always : .ifNotApplied)
         self.answer = answer
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import PriceDB
 import PriceHTTP
 
@@ -76,9 +77,31 @@ public struct PriceApplication: HTTPApplication {
 
     /// The round trip, on a worker thread. Every database error is counted here, once, and logged with
     /// its SQLSTATE when it is answered 5xx; any other 5xx the plan answers is logged too.
+    ///
+    /// While the database is unavailable the round trip is held (`DatabaseHold`): tried again with
+    /// backoff, within the bound, when repeating it cannot apply it twice.
     func execute(_ plan: DatabasePlan, route: String = "-", requestID: String = "-") -> HTTPResponse {
+        let (database, shares) = (self.database, service.databaseShares)
+        let hold = plan.repetition == .never ? DatabaseHold.off : service.hold
+        let (clock, metrics) = (ContinuousClock(), service.metrics)
+        var attempts = 0
+        let (outcome, held) = hold.run(repeatable: plan.repetition == .always, now: { clock.now },
+                                       sleep: { Thread.sleep(forTimeInterval: $0 / .seconds(1)) }) { () throws(DatabaseError) in
+            attempts += 1
+            if attempts == 2 { metrics.recordHoldStarted() }
+            do throws(DatabaseError) {
+                let results = try database.run(plan.queries, readOnly: plan.readOnly)
+                shares.noteDatabase(available: true)
+                return results
+            } catch {
+                if DatabaseHold.isHeldFailure(error) { shares.noteDatabase(available: false) }
+                throw error
+            }
+        }
+        if attempts > 1 { metrics.recordHoldEnded() }
+        if let (ending, duration) = held { metrics.recordHold(ending, duration: duration) }
         do throws(DatabaseError) {
-            let results = try database.run(plan.queries, readOnly: plan.readOnly)
+            let results = try outcome.get()
             return ErrorLog.serverError(plan.answer(.success(results)), route: route, requestID: requestID)
         } catch {
             service.metrics.recordDatabaseError(error)

@@ -14,6 +14,8 @@ public final class PriceService: Sendable {
     /// Which web origins may call the API from a browser, and the `Retry-After` of a 503 (database
     /// unreachable, no worker in time, expensive calls busy).
     let cors: CORSPolicy, unavailableRetryAfter: Int
+    /// How long a request whose database is unavailable waits for it to come back (`PRICESVC_DB_HOLD_MS`).
+    let hold: DatabaseHold
     /// The apikey check and the caller's token, verified in-process.
     let callers: CallerIdentification
     /// The signing and verification keys, and the publishable API keys, as the database last said.
@@ -50,6 +52,7 @@ public final class PriceService: Sendable {
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.cors = settings.cors
         self.unavailableRetryAfter = settings.unavailableRetryAfter
+        self.hold = settings.databaseHold
         self.keys = keys
         self.callers = CallerIdentification(keys: keys, clock: clock)
         self.reports = ReportHandler(unavailableRetryAfter: settings.unavailableRetryAfter)
@@ -98,6 +101,9 @@ public final class PriceService: Sendable {
         case .failure(.clientBusy(let limit)):
             metrics.recordRateLimited()
             return .failure(GatewayError.requestsInProgress(limit: limit).apiError(route.errorShape))
+        case .failure(.databaseUnavailable):
+            metrics.recordShareUnavailable()
+            return .failure(GatewayError.waitingForDatabase(retryAfter: unavailableRetryAfter).apiError(route.errorShape))
         case .failure(.expensiveBusy(let limit)):
             return .failure(APIError(.expensiveCallsBusy(limit: limit, retryAfter: unavailableRetryAfter)))
         }
@@ -194,7 +200,7 @@ public final class PriceService: Sendable {
                                          headers: [("Retry-After", "1")]))
         case .check:
             let plan = readinessPlan()
-            return .database(DatabasePlan(plan.queries, readOnly: true) { [self] outcome in
+            return .database(DatabasePlan(plan.queries, readOnly: true, repetition: .never) { [self] outcome in
                 let response = plan.answer(outcome)
                 readinessCache.withLock { $0.store(response) }
                 return response
@@ -208,7 +214,8 @@ public final class PriceService: Sendable {
         let keys = self.keys
         let retryAfter = unavailableRetryAfter
         metrics.recordReadinessCheck()
-        return DatabasePlan([Statements.appliedMigrations.query()], readOnly: true) { outcome in
+        // A probe wants to know now, not after a hold: it is never held.
+        return DatabasePlan([Statements.appliedMigrations.query()], readOnly: true, repetition: .never) { outcome in
             guard case .success(let results) = outcome else {
                 return .json(503, "{\"status\":\"not ready\",\"reason\":\"database unreachable\"}",
                              headers: [("Retry-After", "\(retryAfter)")])

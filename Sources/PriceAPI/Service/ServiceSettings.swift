@@ -22,6 +22,9 @@ public struct ServiceSettings: Sendable {
     public static let defaultMaxResponseBytes = ReadOptions.defaultMaxResponseBytes
     /// `Retry-After` sent with 503 while the database is unreachable.
     public var unavailableRetryAfter = 1
+    /// How long a request waits for an unavailable database to come back before it is answered 503
+    /// (`PRICESVC_DB_HOLD_MS`; `DatabaseHold.off` answers at once, as before the hold).
+    public var databaseHold = DatabaseHold()
     /// Which web origins may call the API from a browser (`*` by default, as Supabase).
     public var cors = CORSPolicy()
     /// Requests one client address may have waiting for or holding a database connection at once
