@@ -238,13 +238,14 @@ def test_a_flood_of_public_readyz_costs_at_most_one_database_check_a_second(star
 
     before = checks()
     session = requests.Session()
+    # A fixed flood, not a fixed time: on a busy machine the same 100 requests take longer, and the bound
+    # (one check a second) grows with the time they took, never with their number.
     started = time.monotonic()
     answered = 0
-    while time.monotonic() - started < 2.5:
+    for _ in range(100):
         response = session.get(server.url + "/readyz", timeout=REQUEST_TIMEOUT)
         assert response.status_code == 200, response.text
         answered += 1
     elapsed = time.monotonic() - started
-    assert answered >= 50, answered
     made = checks() - before
     assert 1 <= made <= int(elapsed) + 1, (made, answered, elapsed)
