@@ -24,16 +24,25 @@ create or replace function private.places_nearest(origin extensions.geography, r
 as $$
     select k.source, k.location_id, k.name, k.kind, k.lat, k.lng,
            extensions.st_distance(k.geog, places_nearest.origin, false)
-    from (select p.source, p.location_id, p.name, p.kind, p.lat, p.lng, p.geog
-          from private.places p
-          where p.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
-          order by p.geog operator(extensions.<->) places_nearest.origin
-          limit places_nearest.max_results) k
+    from ((select p.source, p.location_id, p.name, p.kind, p.lat, p.lng, p.geog
+           from private.places p
+           where p.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
+           order by p.geog operator(extensions.<->) places_nearest.origin
+           limit places_nearest.max_results)
+          union all
+          -- The community's places (community_places_refresh below), the same KNN walk of their own
+          -- index, for the ids no import places: the n nearest of both are among the n nearest of each.
+          (select 'community', c.location_id, null, 'parking', c.lat, c.lng, c.geog
+           from private.community_places c
+           where c.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
+             and not exists (select from private.places i where i.location_id = c.location_id)
+           order by c.geog operator(extensions.<->) places_nearest.origin
+           limit places_nearest.max_results)) k
     where extensions.st_dwithin(k.geog, places_nearest.origin, places_nearest.radius_m, false)
 $$;
 revoke all on function private.places_nearest(extensions.geography, double precision, integer) from public;
 
--- Every place within radius_m of origin, unordered: after places_nearest found how far its n-th place
+-- Every place within radius_m of origin (the community's included, as in places_nearest), unordered: after places_nearest found how far its n-th place
 -- is, the places that tie with it on whole metres (the order is by distance_m, then location_id, and
 -- which of several equally distant places make the cut is decided by location_id, not by the index).
 create or replace function private.places_within(origin extensions.geography, radius_m double precision)
@@ -45,6 +54,12 @@ as $$
            extensions.st_distance(p.geog, places_within.origin, false)
     from private.places p
     where extensions.st_dwithin(p.geog, places_within.origin, places_within.radius_m, false)
+    union all
+    select 'community', c.location_id, null, 'parking', c.lat, c.lng,
+           extensions.st_distance(c.geog, places_within.origin, false)
+    from private.community_places c
+    where extensions.st_dwithin(c.geog, places_within.origin, places_within.radius_m, false)
+      and not exists (select from private.places i where i.location_id = c.location_id)
 $$;
 revoke all on function private.places_within(extensions.geography, double precision) from public;
 
@@ -119,12 +134,13 @@ begin
     wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
     origin := extensions.st_setsrid(extensions.st_makepoint(places_nearby.lng, places_nearby.lat), 4326)::extensions.geography;
 
-    -- The nearest n + 1 (the KNN scan): the first n are the answer, ordered by whole metres and then
+    -- The nearest n + 1 (the KNN scans: imported places and the community's, n + 1 of each, so more than
+    -- one may lie beyond the cut; the nearest of those decides a tie): the first n are the answer, ordered by whole metres and then
     -- location_id, unless the next one ties with the n-th on whole metres, when the ids decide which of
     -- the tied make the cut (below). Ties at the cut are rare, so a search is usually this one scan.
     select pg_catalog.count(*)::integer,
            pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank > places_nearby.max_results),
+           pg_catalog.min(pg_catalog.round(c.distance)) filter (where c.rank > places_nearby.max_results),
            pg_catalog.array_agg(c.source order by c.o) filter (where c.rank <= places_nearby.max_results),
            pg_catalog.array_agg(c.location_id order by c.o) filter (where c.rank <= places_nearby.max_results),
            pg_catalog.array_agg(c.name order by c.o) filter (where c.rank <= places_nearby.max_results),
@@ -329,3 +345,58 @@ begin
 end
 $$;
 revoke all on function public.places_match(text, double precision, double precision, integer) from public;
+
+------------------------------------------------------------------------------------------------------
+-- The community's places: where reporters say a location id is (issue 34, "From the community")
+------------------------------------------------------------------------------------------------------
+
+-- Recomputes the community places of the given locations (null: of every location) at this clock from
+-- private.counted_positions() (counted_reports.sql, the one counted-report rule): per location, the
+-- per-coordinate median (percentile_cont(0.5), as the price median) of its counted reporters' latest
+-- coordinates, stored only when at least median_min_reporters() distinct counted reporters gave them.
+-- So no client, nor any two, can make a place visible, and while the honest reporters are more than
+-- half, no minority can move a coordinate outside the range the honest ones gave. A location with no
+-- report carrying coordinates is one probe of price_reports_positions_idx (0025) and costs nothing more.
+--
+-- Called by the median store's hooks (median_store.sql: an insert of a coordinated report that counts
+-- at once, every fold, every rebuild; maintenance.sql: forget-user), so the table is what a rebuild from
+-- scratch would make of price_reports at the last hook's clock. What changes with time alone (a reporter
+-- maturing, a report leaving the window) changes a location's place at its group's next fold: an insert
+-- fold or the maintenance fold of `pricesvc prune` (private.median_stale_groups, docs/median-store.md).
+-- Per location under a waited advisory lock (places_lock_namespace(), 'community/' || id), so two
+-- inserts at one location take turns and the later one sees the earlier one's report; a rebuild of
+-- everything holds the median queue's EXCLUSIVE lock instead, which every insert waits for.
+create or replace function private.community_places_refresh(locations text[])
+    returns void
+    language plpgsql volatile set search_path = '' set timezone = 'UTC'
+as $$
+declare
+    at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
+    wanted pg_catalog.text[];
+begin
+    if community_places_refresh.locations is null then
+        truncate private.community_places;
+        wanted := array(select distinct r.location_id from public.price_reports r where r.lat is not null);
+    else
+        perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(),
+                                                 pg_catalog.hashtext('community/' || l.id))
+        from (select distinct x.id from pg_catalog.unnest(community_places_refresh.locations) x(id)
+              where x.id is not null order by x.id) l;
+        delete from private.community_places c where c.location_id = any (community_places_refresh.locations);
+        wanted := array(select distinct x.id from pg_catalog.unnest(community_places_refresh.locations) x(id)
+                        where exists (select from public.price_reports r where r.location_id = x.id and r.lat is not null));
+    end if;
+    if pg_catalog.cardinality(wanted) = 0 then
+        return;
+    end if;
+    insert into private.community_places (location_id, lat, lng, reporters, refreshed_at)
+    select p.location_id,
+           pg_catalog.percentile_cont(0.5) within group (order by p.lat),
+           pg_catalog.percentile_cont(0.5) within group (order by p.lng),
+           pg_catalog.count(*)::integer, at
+    from private.counted_positions(wanted, at) p
+    group by p.location_id
+    having pg_catalog.count(*) >= private.median_min_reporters();
+end
+$$;
+revoke all on function private.community_places_refresh(text[]) from public;
