@@ -35,7 +35,12 @@ as $$
           (select 'community', c.location_id, null, 'parking', c.lat, c.lng, c.geog
            from private.community_places c
            where c.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
-             and not exists (select from private.places i where i.location_id = c.location_id)
+             -- One index probe per row, in the index's order. Written so the planner keeps the KNN walk:
+             -- NOT EXISTS becomes an anti join, which over many places it hashes and then sorts every
+             -- community place in the radius by distance; a scalar subquery with a limit is never hashed;
+             -- and IS NOT TRUE is estimated to keep half the rows (IS NULL: 0.5 %, so the planner expected
+             -- to read the whole index and chose a sequential scan and a sort for 5 km).
+             and (select true from private.places i where i.location_id = c.location_id limit 1) is not true
            order by c.geog operator(extensions.<->) places_nearest.origin
            limit places_nearest.max_results)) k
     where extensions.st_dwithin(k.geog, places_nearest.origin, places_nearest.radius_m, false)
@@ -59,7 +64,8 @@ as $$
            extensions.st_distance(c.geog, places_within.origin, false)
     from private.community_places c
     where extensions.st_dwithin(c.geog, places_within.origin, places_within.radius_m, false)
-      and not exists (select from private.places i where i.location_id = c.location_id)
+      -- One index probe per place found (as in places_nearest: never an anti join hashed over every place).
+      and (select true from private.places i where i.location_id = c.location_id limit 1) is not true
 $$;
 revoke all on function private.places_within(extensions.geography, double precision) from public;
 
