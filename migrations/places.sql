@@ -384,13 +384,19 @@ begin
         truncate private.community_places;
         wanted := array(select distinct r.location_id from public.price_reports r where r.lat is not null);
     else
-        perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(),
-                                                 pg_catalog.hashtext('community/' || l.id))
-        from (select distinct x.id from pg_catalog.unnest(community_places_refresh.locations) x(id)
-              where x.id is not null order by x.id) l;
-        delete from private.community_places c where c.location_id = any (community_places_refresh.locations);
+        -- Only locations with something to change take the lock (a report with coordinates, or a place):
+        -- a fold where nobody gave coordinates costs one probe of each index and waits for nobody.
         wanted := array(select distinct x.id from pg_catalog.unnest(community_places_refresh.locations) x(id)
-                        where exists (select from public.price_reports r where r.location_id = x.id and r.lat is not null));
+                        where exists (select from public.price_reports r where r.location_id = x.id and r.lat is not null)
+                           or exists (select from private.community_places c where c.location_id = x.id)
+                        order by x.id);
+        if pg_catalog.cardinality(wanted) = 0 then
+            return;
+        end if;
+        perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(), pg_catalog.hashtext('community/' || l.id))
+        from pg_catalog.unnest(wanted) l(id);
+        -- After the lock, with a new snapshot: every report of a transaction that held it is seen.
+        delete from private.community_places c where c.location_id = any (wanted);
     end if;
     if pg_catalog.cardinality(wanted) = 0 then
         return;
