@@ -35,5 +35,8 @@ create table private.community_places (
 create index community_places_geog on private.community_places using gist (geog);
 
 -- Which locations have any report with coordinates: one probe each, so refreshing a location's community
--- place (places.sql) costs nothing where no report gave coordinates.
-create index price_reports_positions_idx on public.price_reports (location_id) where lat is not null;
+-- place (places.sql) costs nothing where no report gave coordinates. Building it reads every report while
+-- inserts wait (a SHARE lock); on a large live table build it first, outside migrate, with
+-- `create index concurrently price_reports_positions_idx on public.price_reports (location_id) where lat
+-- is not null` (docs/upgrading.md, "Expand and contract"), and this statement finds it there.
+create index if not exists price_reports_positions_idx on public.price_reports (location_id) where lat is not null;
