@@ -103,7 +103,10 @@ struct SubmissionParsingTests {
         #expect(both.parameterJSON == #"[{"location_id":"a","rate_kind":"flat","price_cents":5,"lat":37.7947,"lng":-122.393}]"#)
         #expect(error("{\(base),\"lat\":90,\"lng\":-180}") == nil, "the bounds themselves are in range")
         #expect(error("{\(base),\"lat\":-90,\"lng\":180}") == nil)
-        #expect(error("{\(base),\"lat\":null,\"lng\":null}") == nil, "both null is neither")
+        let nulls = error("{\(base),\"lat\":null,\"lng\":null}")
+        #expect(nulls?.code == "22P02" && nulls?.message == "lat must be a number of degrees",
+                "no coordinates is both keys left out, never null")
+        #expect(nulls?.hint == "Leave lat and lng out for a report without coordinates")
         #expect(error("{\(base),\"lat\":1e2,\"lng\":0}")?.message == "lat must be between -90 and 90")
 
         let onlyLat = error("{\(base),\"lat\":37.7947}")
@@ -111,7 +114,7 @@ struct SubmissionParsingTests {
         #expect(onlyLat?.message == "lat and lng go together: give both or neither")
         #expect(onlyLat?.details == "Got lat without lng")
         #expect(error("{\(base),\"lng\":-122.4}")?.details == "Got lng without lat")
-        #expect(error("{\(base),\"lat\":37.7,\"lng\":null}")?.details == "Got lat without lng")
+        #expect(error("{\(base),\"lat\":37.7,\"lng\":null}")?.message == "lng must be a number of degrees")
 
         let north = error("{\(base),\"lat\":90.000001,\"lng\":0}")
         #expect(north?.code == "23514" && north?.message == "lat must be between -90 and 90")

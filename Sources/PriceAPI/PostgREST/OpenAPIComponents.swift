@@ -264,19 +264,26 @@ extension OpenAPIDocument {
             ],
             "Latitude": [
                 "type": "number", "minimum": .number(JSONNumber(Int(-ReportSubmission.latitudeBound))),
-                "maximum": .number(JSONNumber(Int(ReportSubmission.latitudeBound))), "nullable": true,
+                "maximum": .number(JSONNumber(Int(ReportSubmission.latitudeBound))),
                 "example": 37.7947,
-                "description": "The place's latitude as the app knows it (WGS 84 degrees), with lng or not at all. Stored and never returned; counted only towards community places, where no import places the location id",
+                "description": "The place's latitude as the app knows it (WGS 84 degrees), with lng or not at all (both keys left out; null is refused). Stored and never returned; counted only towards community places, where no import places the location id",
             ],
             "Longitude": [
                 "type": "number", "minimum": .number(JSONNumber(Int(-ReportSubmission.longitudeBound))),
-                "maximum": .number(JSONNumber(Int(ReportSubmission.longitudeBound))), "nullable": true,
+                "maximum": .number(JSONNumber(Int(ReportSubmission.longitudeBound))),
                 "example": -122.3930,
                 "description": "The place's longitude (WGS 84 degrees), with lat or not at all",
             ],
+            // lat and lng go together, so a report with them is its own form (both required).
             "PriceReport": [
                 "type": "object", "additionalProperties": false,
                 "required": ["location_id", "rate_kind", "price_cents"],
+                "properties": reportProperties(reportFields.map(\.0).filter { !ReportSubmission.coordinateColumns.contains($0) }),
+            ],
+            "PlacedPriceReport": [
+                "type": "object", "additionalProperties": false,
+                "description": "A report with the place's coordinates: lat and lng both",
+                "required": ["location_id", "rate_kind", "price_cents", "lat", "lng"],
                 "properties": reportProperties(reportFields.map(\.0)),
             ],
             "StoredReport": ["type": "object", "properties": .object(JSONObject(uniqueKeysWithValues: stored))],

@@ -138,7 +138,7 @@ public enum OpenAPIDocument {
                 ]],
             ]],
             requestBody: ["required": true, "content": ["application/json": ["schema": [
-                "oneOf": .array([ref("schemas", "PriceReport")] + batches),
+                "oneOf": .array([ref("schemas", "PriceReport"), ref("schemas", "PlacedPriceReport")] + batches),
             ]]]],
             responses: [
                 (201, ["description": "Stored. No body with return=minimal (the default); with Prefer: return=representation the stored rows as a JSON array of StoredReport",

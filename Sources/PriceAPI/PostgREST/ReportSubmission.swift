@@ -130,6 +130,12 @@ struct ReportSubmission: Sendable, Equatable {
     /// Type checks per column. Range and format rules that the table's CHECK constraints also
     /// hold are repeated only where the database's message would be unhelpful (types, NUL bytes).
     static func check(column: String, value: JSONValue) -> Result<Void, APIError> {
+        // A report without coordinates leaves both out: null is not "no coordinates" (the OpenAPI document
+        // can then say exactly which bodies are accepted: both numbers, or neither key).
+        if value.isNull, coordinateColumns.contains(column) {
+            return .failure(.invalidInput("22P02", "\(column) must be a number of degrees",
+                                          hint: "Leave lat and lng out for a report without coordinates"))
+        }
         if value.isNull {
             return .success(())
         }
@@ -171,9 +177,9 @@ struct ReportSubmission: Sendable, Equatable {
     }
 
     /// `lat` and `lng` go together (the table's check `price_reports_coordinates_together`): a row has
-    /// both, as numbers, or neither (absent or null).
+    /// both keys, as numbers (``check(column:value:)``), or neither.
     static func checkCoordinates(_ row: JSONObject) -> Result<Void, APIError> {
-        let given = coordinateColumns.filter { column in row[column].map { !$0.isNull } ?? false }
+        let given = coordinateColumns.filter { row[$0] != nil }
         guard given.count == 1, let one = given.first else { return .success(()) }
         let other = one == "lat" ? "lng" : "lat"
         return .failure(.invalidInput("23514", "lat and lng go together: give both or neither",
