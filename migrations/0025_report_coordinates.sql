@@ -14,25 +14,38 @@ alter table public.price_reports
     add constraint price_reports_lat_range check (lat >= -90 and lat <= 90) not valid,
     add constraint price_reports_lng_range check (lng >= -180 and lng <= 180) not valid;
 
--- Where the community puts a location id: per location, the per-coordinate median (percentile_cont 0.5)
--- of its counted reporters' latest coordinates (private.counted_positions(), counted_reports.sql),
--- stored only once at least median_min_reporters() distinct counted reporters gave coordinates. Derived
--- from price_reports alone, like the median store, and kept by its hooks (median_store.sql,
--- maintenance.sql: private.community_places_refresh() in places.sql); searches read it through its
--- GiST index (places_nearest, places.sql), and only for ids no import places. The owner's only: a
--- report's coordinates are never returned, and a stored median of fewer than the threshold does not exist.
+-- Where the community puts a location id: one row per location with any report carrying coordinates,
+-- written by private.community_places_refresh() (places.sql) from price_reports alone, like the median
+-- store, and kept by its hooks (median_store.sql, maintenance.sql). A row is the rule's answer (the
+-- per-coordinate median, percentile_cont 0.5, of the counted reporters' latest coordinates:
+-- private.counted_positions(), counted_reports.sql; lat and lng null while fewer than
+-- median_min_reporters() gave them) for every instant in [refreshed_at, valid_until): valid_until is the
+-- first instant at which time alone could change it (a report maturing, or one leaving the window).
+-- Searches (places_nearest, places.sql) read a row inside that span through the GiST index, and compute
+-- the others from the counted positions at their own instant, found by the valid_until index and the
+-- location's box (the least and greatest lat and lng any of its reports gave, which holds every median
+-- those reports can make). The owner's only: a report's coordinates are never returned.
 create table private.community_places (
     location_id text primary key,
-    lat double precision not null,
-    lng double precision not null,
+    lat double precision,
+    lng double precision,
     reporters integer not null,
     geog extensions.geography generated always as
         (extensions.st_setsrid(extensions.st_makepoint(lng, lat), 4326)::extensions.geography) stored,
     refreshed_at timestamptz not null,
+    valid_until timestamptz not null,
+    min_lat double precision not null,
+    max_lat double precision not null,
+    min_lng double precision not null,
+    max_lng double precision not null,
+    constraint community_places_placed_together check ((lat is null) = (lng is null)),
     constraint community_places_lat_range check (lat >= -90 and lat <= 90),
-    constraint community_places_lng_range check (lng >= -180 and lng <= 180)
+    constraint community_places_lng_range check (lng >= -180 and lng <= 180),
+    constraint community_places_valid_span check (valid_until > refreshed_at)
 );
 create index community_places_geog on private.community_places using gist (geog);
+create index community_places_valid_until on private.community_places (valid_until);
+create index community_places_refreshed_at on private.community_places (refreshed_at);
 
 -- Which locations have any report with coordinates: one probe each, so refreshing a location's community
 -- place (places.sql) costs nothing where no report gave coordinates. Building it reads every report while

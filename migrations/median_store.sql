@@ -379,9 +379,9 @@ begin
                                       created_at, matures_at)
     values (new.id, new.location_id, new.rate_kind, new.reporter_id, new.currency, new.price_cents, new.created_at,
             new.reporter_matures_at);
-    -- A report with coordinates that counts now may make its location's community place visible or move
-    -- it (places.sql); one that counts later does so at its group's next fold.
-    if new.lat is not null and new.reporter_matures_at <= pg_catalog.clock_timestamp() then
+    -- A report with coordinates may make its location's community place visible or move it (places.sql),
+    -- now or when it matures: the refresh records either.
+    if new.lat is not null then
         perform private.community_places_refresh(array[new.location_id]);
     end if;
     if new.id % private.median_fold_every() = 0 and private.median_try_lock_group(new.location_id, new.rate_kind) then
@@ -452,6 +452,9 @@ begin
             folded := folded + 1;
         end if;
     end loop;
+    -- The community places whose span has ended (places.sql), under the same bound: searches compute them
+    -- until then.
+    perform private.community_places_refresh_stale(median_fold_stale.older_than, median_fold_stale.max_groups);
     return folded;
 end
 $$;

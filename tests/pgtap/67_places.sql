@@ -200,11 +200,11 @@ from generate_series(1, 20000) i;
 analyze private.places;
 
 select matches(tap.plan_of($$select * from private.places_nearest(
-                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 500, 20)$$),
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 500, 20, now())$$),
                'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\)',
                '500 m, 20 results: the GiST index walked in distance order, stopped by the limit');
 select matches(tap.plan_of($$select * from private.places_nearest(
-                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100)$$),
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100, now())$$),
                'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\)',
                '5 km around 20 000 places: still the KNN scan, not a bitmap scan and a sort');
 select is((select count(*)::int from places_nearby(37.774, -122.405, radius_m => 5000, max_results => 100)), 100,

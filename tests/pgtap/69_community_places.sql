@@ -6,7 +6,7 @@
 -- gives what the incremental hooks gave; searches keep the KNN plan.
 begin;
 \ir _helpers.psql
-select plan(63);
+select plan(78);
 
 -- Reporters a month old (counted at once) and a fresh one (counted in a day).
 create function tap.reporter(n integer) returns uuid language sql immutable
@@ -33,10 +33,19 @@ create function tap.report_at(reporter uuid, location text, lat double precision
         insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, lat, lng)
         values (reporter, location, kind, cents, lat, lng) returning id
     $$;
--- The community place of a location as the table holds it.
+-- The community place of a location as the table holds it (a row without lat and lng is one below the
+-- threshold, kept for its valid_until).
 create function tap.community(location text) returns text language sql stable
     return (select format('%s %s %s', round(c.lat::numeric, 6), round(c.lng::numeric, 6), c.reporters)
-            from private.community_places c where c.location_id = location);
+            from private.community_places c where c.location_id = location and c.lat is not null);
+-- The ids a search at instant `at` finds within radius metres, with their position: the reader, not the
+-- table (places_nearest computes what the table does not hold for `at`).
+create function tap.searched(lat double precision, lng double precision, at timestamptz, radius integer default 500)
+    returns text[] language sql stable
+    return (select array_agg(format('%s %s %s', n.location_id, round(n.lat::numeric, 6), round(n.lng::numeric, 6))
+                             order by n.distance, n.location_id)
+            from private.places_nearest(extensions.st_setsrid(extensions.st_makepoint(lng, lat), 4326)::extensions.geography,
+                                        radius, 20, at) n);
 -- The ids places_nearby finds around a point, with their source.
 create function tap.nearby(lat double precision, lng double precision, radius integer default 500) returns text[]
     language sql stable
@@ -82,9 +91,12 @@ select table_privs_are('private', 'community_places', r, array[]::text[], r || '
 from unnest(array['authenticated', 'anon', 'authenticator', 'price_analyst']) r;
 select is((select count(*)::int from pg_proc p, unnest(array['authenticated', 'anon', 'authenticator', 'price_analyst']) r
            where p.oid in ('private.counted_positions(text[], timestamptz)'::regprocedure,
+                           'private.community_positions_median(text[], timestamptz)'::regprocedure,
+                           'private.community_places_live(extensions.geography, double precision, timestamptz)'::regprocedure,
+                           'private.community_places_refresh_stale(interval, integer)'::regprocedure,
                            'private.community_places_refresh(text[])'::regprocedure)
              and has_function_privilege(r, p.oid, 'EXECUTE')),
-          0, 'no client role may call counted_positions or community_places_refresh');
+          0, 'no client role may call counted_positions, the median, the live search or a refresh');
 
 -- A reporter's own insert through the policy, with coordinates; reading them back is refused.
 select tap.use_token(tap.token_for(tap.alice())) \g /dev/null
@@ -159,6 +171,57 @@ update auth.users set created_at = now() - interval '2 days' where id = tap.fres
 select is(tap.community('mapkit:young'), '37.810000 -122.410000 3', 'once matured, they are');
 
 ------------------------------------------------------------------------------------------------------
+-- Time alone: a search at an instant gives the rule's answer at that instant, however long ago the
+-- table was refreshed (a reporter maturing, a report leaving the window, with no write in between)
+------------------------------------------------------------------------------------------------------
+
+-- Two counted reporters and one who matures in an hour.
+insert into auth.users (id, created_at)
+values ('f0000000-0000-4000-8000-000000000002', now() - private.elapsed(private.reporter_maturity()) + interval '1 hour');
+select tap.report_at(tap.reporter(1), 'time:late', 10.0, 20.0) \g /dev/null
+select tap.report_at(tap.reporter(2), 'time:late', 10.0002, 20.0002) \g /dev/null
+select tap.report_at('f0000000-0000-4000-8000-000000000002', 'time:late', 10.0004, 20.0004) \g /dev/null
+select is((select reporters from private.community_places where location_id = 'time:late' and lat is null), 2,
+          'two counted of three: the row is below the threshold');
+select ok((select valid_until between now() + interval '59 minutes' and now() + interval '61 minutes'
+           from private.community_places where location_id = 'time:late'),
+          'and holds until the third reporter matures, in an hour');
+select is(tap.searched(10.0, 20.0, now()), null, 'a search now finds nothing');
+select is(tap.searched(10.0, 20.0, now() + interval '2 hours'), array['time:late 10.000200 20.000200'],
+          'a search two hours on finds it at the median of the three, with no refresh in between');
+select is(tap.community('time:late'), null, 'the table still says what held when it was written');
+select is(tap.searched(10.0, 20.0, now() + interval '2 hours'),
+          (select array_agg(format('%s %s %s', m.location_id, round(m.lat::numeric, 6), round(m.lng::numeric, 6)))
+           from private.community_positions_median(array['time:late'], now() + interval '2 hours') m),
+          'what it finds is the rule at that instant');
+select is((select array_agg(w.location_id) from private.places_within(
+               extensions.st_setsrid(extensions.st_makepoint(20.0, 10.0), 4326)::extensions.geography, 500,
+               now() + interval '2 hours') w),
+          array['time:late'], 'places_within (the ties at the cut) finds it too');
+
+-- Three counted reporters whose reports leave the window in an hour: found now, not two hours on.
+select tap.report_at(tap.reporter(n), 'time:old', 11.0, 21.0) from generate_series(4, 6) n \g /dev/null
+update public.price_reports set created_at = now() - private.elapsed(private.report_window()) + interval '1 hour'
+where location_id = 'time:old';
+select is(tap.searched(11.0, 21.0, now()), array['time:old 11.000000 21.000000'], 'three in the window: found now');
+select is(tap.searched(11.0, 21.0, now() + interval '2 hours'), null, 'gone once their reports leave the window');
+select is(tap.community('time:old'), '11.000000 21.000000 3', 'the table row stands, and is not read past its span');
+
+-- The maintenance fold refreshes a row whose span ended (here: one that ends within the next two hours,
+-- seen from two hours on); searches are right either way.
+select is(private.community_places_refresh_stale(interval '-2 hours', 10), 2, 'the two rows due are refreshed');
+select is(tap.searched(10.0, 20.0, now() + interval '2 hours'), array['time:late 10.000200 20.000200'],
+          'and the answers two hours on are the same');
+
+-- Across the antimeridian: the live search's box reaches the other side.
+select tap.report_at('f0000000-0000-4000-8000-000000000002', 'time:date-line', 0.0, 179.9996) \g /dev/null
+select tap.report_at(tap.reporter(n), 'time:date-line', 0.0, 179.9996) from generate_series(7, 8) n \g /dev/null
+select is(tap.searched(0.0, -179.9996, now()), null, 'two counted at the date line: nothing now');
+select is(tap.searched(0.0, -179.9996, now() + interval '2 hours'), array['time:date-line 0.000000 179.999600'],
+          'two hours on, found from the other side of the antimeridian, about 90 m away');
+select is(tap.searched(0.0, -179.9996, now() + interval '2 hours', 50), null, 'but not within 50 m');
+
+------------------------------------------------------------------------------------------------------
 -- Imported places ignore reported coordinates
 ------------------------------------------------------------------------------------------------------
 
@@ -187,7 +250,7 @@ select set_eq($$select location_id, lat, lng, reporters from private.community_p
 select private.median_fold_stale(interval '0', 1000) \g /dev/null
 select set_eq($$select location_id, lat, lng, reporters from private.community_places$$,
               $$select * from incremental$$, 'and the maintenance fold');
-select set_eq($$select location_id, lat, lng, reporters from private.community_places$$,
+select set_eq($$select location_id, lat, lng, reporters from private.community_places where lat is not null$$,
               $$select p.location_id, percentile_cont(0.5) within group (order by p.lat) as lat,
                        percentile_cont(0.5) within group (order by p.lng) as lng, count(*)::int as reporters
                 from private.counted_positions(array(select distinct location_id from public.price_reports), now()) p
@@ -215,9 +278,11 @@ reset role;
 -- The plan: the community places' GiST index walked in distance order
 ------------------------------------------------------------------------------------------------------
 
-insert into private.community_places (location_id, lat, lng, reporters, refreshed_at)
-select 'crowd:' || i, 37.77 + (i / 141) * 0.00006, -122.41 + (i % 141) * 0.00008, 3, now()
-from generate_series(1, 20000) i;
+insert into private.community_places (location_id, lat, lng, reporters, refreshed_at, valid_until,
+                                      min_lat, max_lat, min_lng, max_lng)
+select 'crowd:' || i, x.lat, x.lng, 3, now(), 'infinity', x.lat, x.lat, x.lng, x.lng
+from generate_series(1, 20000) i
+cross join lateral (select 37.77 + (i / 141) * 0.00006 as lat, -122.41 + (i % 141) * 0.00008 as lng) x;
 -- And 20 000 imported places over the same area, so both scans are held at once.
 insert into private.places (source, location_id, kind, geom)
 select 'dense', 'dense:' || i, 'parking',
@@ -226,14 +291,14 @@ from generate_series(1, 20000) i;
 analyze private.community_places;
 analyze private.places;
 select matches(tap.plan_of($$select * from private.places_nearest(
-                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 500, 20)$$),
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 500, 20, now())$$),
                'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\).*'
-               'Limit\n *->  Index Scan using community_places_geog on community_places c\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\).*\n *Filter: \(\(SubPlan 1\) IS NOT TRUE\)\n *SubPlan 1\n *->  Limit\n *->  Index Only Scan using places_location_id on places i',
+               'Limit\n *->  Index Scan using community_places_geog on community_places c\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\).*\n *Filter: \(\(refreshed_at <= now\(\)\) AND \(valid_until > now\(\)\) AND \(\(SubPlan 1\) IS NOT TRUE\)\)\n *SubPlan 1\n *->  Limit\n *->  Index Only Scan using places_location_id on places i',
                '500 m over 20 000 community and 20 000 imported places: each GiST index walked in distance order, stopped by its limit (the import check one index probe per row)');
 select matches(tap.plan_of($$select * from private.places_nearest(
-                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100)$$),
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100, now())$$),
                'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\).*'
-               'Limit\n *->  Index Scan using community_places_geog on community_places c\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\).*\n *Filter: \(\(SubPlan 1\) IS NOT TRUE\)\n *SubPlan 1\n *->  Limit\n *->  Index Only Scan using places_location_id on places i',
+               'Limit\n *->  Index Scan using community_places_geog on community_places c\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\).*\n *Filter: \(\(refreshed_at <= now\(\)\) AND \(valid_until > now\(\)\) AND \(\(SubPlan 1\) IS NOT TRUE\)\)\n *SubPlan 1\n *->  Limit\n *->  Index Only Scan using places_location_id on places i',
                '5 km: still both KNN scans');
 select is((select count(*)::int from public.places_nearby(37.774, -122.405, radius_m => 5000, max_results => 100)), 100,
           'the widest search over them answers its 100');
