@@ -108,7 +108,7 @@ with fresh as (select p.location_id, percentile_cont(0.5) within group (order by
                       percentile_cont(0.5) within group (order by p.lng) as lng, count(*)::integer as reporters
                from private.counted_positions(array['race:1', 'race:2'], clock_timestamp()) p
                group by p.location_id having count(*) >= private.median_min_reporters()),
-     stored as (select location_id, lat, lng, reporters from private.community_places where location_id like 'race:%')
+     stored as (select location_id, lat, lng, reporters from private.community_places where location_id like 'race:%' and lat is not null)
 select (select count(*) from (select * from stored except select * from fresh) a)
      + (select count(*) from (select * from fresh except select * from stored) b)
      + (select case when count(*) = 2 then 0 else 1 end from stored);
