@@ -181,11 +181,19 @@ revoke all on function private.places_check_range(text, double precision, double
 -- currency, the one price_quotes would pick: the published currency when there is published data, else
 -- the most reporters, then the currency's code. The published columns are private.cds_published_cost's,
 -- which price_quotes reads, for the places with a CDS zone, under the same location-days bound.
+-- Its statements keep one generic plan per session, as report_medians' do: planned anew each call (a
+-- custom plan of the inlined KNN scans, the tie search and the medians' probes), planning cost more than
+-- running them (measured over 1 M places: 2.3 ms of backend CPU per call with custom plans, 1.2 ms with
+-- generic ones). None of those plans depends on the point, the radius or the ids: the KNN scans are the
+-- indexes' whatever the values (places_nearest). A plan kept for the session must not depend on the
+-- statistics of the moment either (a median_queue that was empty when it was made: medians.sql), so no
+-- sequential scans here; cds_published_cost sets its own.
 create or replace function public.places_nearby(lat double precision, lng double precision, radius_m integer default 500,
                                                 rate_kind text default 'hourly', starts_at timestamptz default null,
                                                 duration interval default null, max_results integer default 20)
     returns setof private.nearby_place
     language plpgsql stable security definer set search_path = '' set jit = off
+    set plan_cache_mode = force_generic_plan set enable_seqscan = off
 as $$
 declare
     -- The instant the community's places are taken at (places_nearest), as report_medians takes its own.
@@ -194,7 +202,7 @@ declare
     wanted private.rate_kind;
     found integer;
     edge double precision;
-    beyond double precision;
+    far double precision;
     reported pg_catalog.text[];
     chunk constant integer := private.max_median_locations();
     sources pg_catalog.text[];
@@ -206,6 +214,9 @@ declare
     distances integer[];
     zoned pg_catalog.text[];
     stay boolean := places_nearby.starts_at is not null;
+    -- How many more than n + 1 places each KNN scan reads, to settle ties at the cut without a second search.
+    spare constant integer := 8;
+    fetched integer;
 begin
     -- The bounds, in one expression (the checker raises only for the first one missed).
     if not (places_nearby.lat >= -90 and places_nearby.lat <= 90 and places_nearby.lng >= -180 and places_nearby.lng <= 180
@@ -227,33 +238,38 @@ begin
     end if;
     wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
     origin := extensions.st_setsrid(extensions.st_makepoint(places_nearby.lng, places_nearby.lat), 4326)::extensions.geography;
+    fetched := places_nearby.max_results + 1 + spare;
 
-    -- The nearest n + 1 (the KNN scans: imported places and the community's, n + 1 of each, so more than
-    -- one may lie beyond the cut; the nearest of those decides a tie): the first n are the answer, ordered by whole metres and then
-    -- location_id, unless the next one ties with the n-th on whole metres, when the ids decide which of
-    -- the tied make the cut (below). Ties at the cut are rare, so a search is usually this one scan.
+    -- The nearest n + 1 + spare of each kind (the KNN scans: imported places, the community's held and
+    -- computed), merged: the nearest `fetched` of them are the nearest `fetched` of all places, so every
+    -- place nearer than the fetched-th is among them. The answer is the first n ordered by whole metres,
+    -- then location_id, then source, among every place within as many whole metres as the n-th nearest
+    -- (`edge`): when the fetched-th is beyond that, they are all here, and the first n by that order are
+    -- the answer. Ties on whole metres at the cut are common where places are dense (about two in five
+    -- searches over the bench's city), and the spare rows settle them in this one scan; only more than
+    -- `spare` extra places within the n-th's metre need the search below.
     select pg_catalog.count(*)::integer,
            pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.min(pg_catalog.round(c.distance)) filter (where c.rank > places_nearby.max_results),
-           pg_catalog.array_agg(c.source order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.location_id order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.name order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.kind order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.lat order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.lng order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(pg_catalog.round(c.distance)::integer order by c.o) filter (where c.rank <= places_nearby.max_results)
-      into found, edge, beyond, sources, ids, names, kinds, lats, lngs, distances
+           pg_catalog.max(c.distance) filter (where c.rank = fetched),
+           pg_catalog.array_agg(c.source order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.location_id order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.name order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.kind order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lat order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lng order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(pg_catalog.round(c.distance)::integer order by c.o) filter (where c.o <= places_nearby.max_results)
+      into found, edge, far, sources, ids, names, kinds, lats, lngs, distances
     from (select n.*,
                  pg_catalog.row_number() over (order by n.distance, n.location_id, n.source) as rank,
                  pg_catalog.row_number() over (order by pg_catalog.round(n.distance), n.location_id, n.source) as o
-          from private.places_nearest(origin, places_nearby.radius_m, places_nearby.max_results + 1, at) n) c;
+          from private.places_nearest(origin, places_nearby.radius_m, fetched, at) n) c;
     if found = 0 then
         return;
     end if;
 
-    if beyond is not null and beyond <= edge then
-        -- A tie at the cut: every place within that many whole metres (the ties included), in order, the
-        -- first n.
+    if far is not null and pg_catalog.round(far) <= edge then
+        -- The fetched-th nearest is within the n-th's whole metres, so places there may be missing: every
+        -- place within that many whole metres (the ties included), in order, the first n.
         select pg_catalog.array_agg(c.source order by c.o), pg_catalog.array_agg(c.location_id order by c.o),
                pg_catalog.array_agg(c.name order by c.o), pg_catalog.array_agg(c.kind order by c.o),
                pg_catalog.array_agg(c.lat order by c.o), pg_catalog.array_agg(c.lng order by c.o),
