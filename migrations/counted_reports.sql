@@ -90,3 +90,24 @@ create or replace function private.counted_reports(locations text[], kinds text[
           and r.reporter_matures_at <= counted_reports.at;
     end;
 revoke all on function private.counted_reports(text[], text[], timestamptz, timestamptz) from public;
+
+-- The counted positions of the given locations at `at`: each reporter's latest counted report that
+-- carries coordinates (lat, lng; 0025), one row per (location, reporter), of any rate kind. Counted is
+-- counted_reports()'s rule above (window, maturity), not a copy of it; "latest" here is among a
+-- reporter's counted reports with coordinates, by created_at then id, so a later report without them
+-- leaves the earlier position standing. Community places (places.sql) are the per-coordinate medians
+-- of these rows.
+create or replace function private.counted_positions(locations text[], at timestamptz)
+    returns table(location_id text, reporter_id uuid, lat double precision, lng double precision,
+                  created_at timestamptz, id bigint)
+    language sql stable set search_path = ''
+    begin atomic
+        select distinct on (c.location_id, c.reporter_id)
+               c.location_id, c.reporter_id, r.lat, r.lng, c.created_at, c.id
+        from private.counted_reports(counted_positions.locations, private.rate_kinds(),
+                                     private.report_window_start(counted_positions.at), counted_positions.at) c
+        join public.price_reports r on r.id = c.id
+        where r.lat is not null
+        order by c.location_id, c.reporter_id, c.created_at desc, c.id desc;
+    end;
+revoke all on function private.counted_positions(text[], timestamptz) from public;

@@ -118,6 +118,7 @@ declare
     currencies text[];
     prices integer[];
     deltas integer[];
+    touched text[];
 begin
     if forget_user.user_id is null then
         raise exception using errcode = '22004', message = 'user_id is required';
@@ -126,6 +127,8 @@ begin
                                              pg_catalog.hashtext(forget_user.user_id::pg_catalog.text));
     reports := 0;
     locations := 0;
+    touched := array(select distinct r.location_id from public.price_reports r
+                     where r.reporter_id = forget_user.user_id and r.lat is not null);
     perform pg_catalog.set_config('pricesvc.median_store_pruning', 'on', true);
     for doomed in select distinct r.location_id, r.rate_kind from public.price_reports r
                   where r.reporter_id = forget_user.user_id
@@ -181,6 +184,8 @@ begin
         end if;
     end loop;
     perform pg_catalog.set_config('pricesvc.median_store_pruning', 'off', true);
+    -- Their coordinates leave the community places of every location they reported at (places.sql).
+    perform private.community_places_refresh(touched);
 
     with gone as (
         delete from auth.refresh_tokens t

@@ -239,7 +239,8 @@ end
 $$;
 revoke all on function private.median_summarize(text[], text[]) from public;
 
--- Folds one group (median_fold_reports) and writes its summary. The caller holds the group's advisory
+-- Folds one group (median_fold_reports), writes its summary and refreshes its location's community
+-- place. The caller holds the group's advisory
 -- lock (median_lock_namespace()), or an EXCLUSIVE lock on median_queue.
 create or replace function private.median_fold(location_id text, rate_kind text)
     returns void
@@ -248,6 +249,9 @@ as $$
 begin
     perform private.median_fold_reports(median_fold.location_id, median_fold.rate_kind);
     perform private.median_summarize_group(median_fold.location_id, median_fold.rate_kind);
+    -- The location's community place (places.sql) at this clock: what the fold took in or let go (a
+    -- reporter matured, a report left the window) may move it.
+    perform private.community_places_refresh(array[median_fold.location_id]);
 end
 $$;
 revoke all on function private.median_fold(text, text) from public;
@@ -330,6 +334,11 @@ begin
         from private.median_groups g
         where location_ids is null or g.location_id = any (location_ids);
     end if;
+    -- The rebuilt locations' community places, from scratch as well (a first build, before places.sql
+    -- defines the refresh, has no report with coordinates to place: they came with 0025).
+    if pg_catalog.to_regprocedure('private.community_places_refresh(text[])') is not null then
+        perform private.community_places_refresh(location_ids);
+    end if;
 end
 $$;
 revoke all on function private.median_rebuild(text[]) from public;
@@ -370,6 +379,11 @@ begin
                                       created_at, matures_at)
     values (new.id, new.location_id, new.rate_kind, new.reporter_id, new.currency, new.price_cents, new.created_at,
             new.reporter_matures_at);
+    -- A report with coordinates may make its location's community place visible or move it (places.sql),
+    -- now or when it matures: the refresh records either.
+    if new.lat is not null then
+        perform private.community_places_refresh(array[new.location_id]);
+    end if;
     if new.id % private.median_fold_every() = 0 and private.median_try_lock_group(new.location_id, new.rate_kind) then
         perform private.median_fold(new.location_id, new.rate_kind);
     end if;
@@ -438,6 +452,9 @@ begin
             folded := folded + 1;
         end if;
     end loop;
+    -- The community places whose span has ended (places.sql), under the same bound: searches compute them
+    -- until then.
+    perform private.community_places_refresh_stale(median_fold_stale.older_than, median_fold_stale.max_groups);
     return folded;
 end
 $$;

@@ -7,6 +7,74 @@
 -- distance the GiST index orders by (`<->` on geography), so "nearest first" and `distance_m` always
 -- agree. Within 5 km they differ from the WGS 84 ellipsoid's by at most about 0.5 %.
 
+-- The community places of at `at` that the table does not hold for that instant (a row made before or
+-- after it: private.community_places, 0025), near enough to origin that one could lie within radius_m:
+-- computed from private.counted_positions() at `at`, the rule itself, so a search never depends on when
+-- the last refresh ran. They are found by the valid_until and refreshed_at indexes, then by the
+-- location's box: a median of its reports' coordinates lies within the least and greatest lat and lng
+-- they gave, so a location whose box misses every point within radius_m of origin has no place there.
+-- The angle of radius_m on PostGIS's mean-radius sphere (6 371 008.8 m), widened by 0.01 % against
+-- rounding, bounds the latitudes; the longitudes of a cap of angle d around latitude phi lie within
+-- asin(sin d / cos phi) of its centre, and a cap over a pole takes every longitude. Few rows are stale
+-- where the maintenance fold runs (median_fold_stale refreshes them), so this is usually one index probe.
+create or replace function private.community_places_live(origin extensions.geography, radius_m double precision,
+                                                         at timestamptz)
+    returns table(location_id text, lat double precision, lng double precision, geog extensions.geography)
+    language plpgsql stable set search_path = '' set timezone = 'UTC'
+as $$
+declare
+    centre_lat constant double precision := extensions.st_y(community_places_live.origin::extensions.geometry);
+    centre_lng constant double precision := extensions.st_x(community_places_live.origin::extensions.geometry);
+    arc constant double precision := community_places_live.radius_m / 6371008.8 * 1.0001 + 1e-12;
+    reach_lat constant double precision := pg_catalog.degrees(arc);
+    reach_lng double precision := 360;
+    stale pg_catalog.text[];
+begin
+    if pg_catalog.abs(centre_lat) + reach_lat < 90 and pg_catalog.sin(arc) < pg_catalog.cos(pg_catalog.radians(centre_lat)) then
+        reach_lng := pg_catalog.degrees(pg_catalog.asin(pg_catalog.sin(arc) / pg_catalog.cos(pg_catalog.radians(centre_lat))));
+    end if;
+    stale := array(
+        select c.location_id from private.community_places c
+        where (c.valid_until <= community_places_live.at or c.refreshed_at > community_places_live.at)
+          and c.max_lat >= centre_lat - reach_lat and c.min_lat <= centre_lat + reach_lat
+          and (reach_lng >= 180
+               or (c.max_lng >= centre_lng - reach_lng and c.min_lng <= centre_lng + reach_lng)
+               -- A cap across the antimeridian reaches the other side's longitudes too.
+               or (centre_lng - reach_lng < -180 and c.max_lng >= centre_lng - reach_lng + 360)
+               or (centre_lng + reach_lng > 180 and c.min_lng <= centre_lng + reach_lng - 360))
+          and (select true from private.places i where i.location_id = c.location_id limit 1) is not true);
+    if pg_catalog.cardinality(stale) = 0 then
+        return;
+    end if;
+    return query
+    select m.location_id, m.lat, m.lng,
+           extensions.st_setsrid(extensions.st_makepoint(m.lng, m.lat), 4326)::extensions.geography
+    from private.community_positions_median(stale, community_places_live.at) m
+    where m.lat is not null;
+end
+$$;
+revoke all on function private.community_places_live(extensions.geography, double precision, timestamptz) from public;
+
+-- The rule for the given locations at `at`: per location with a counted position, the per-coordinate
+-- median (percentile_cont(0.5), as the price median) of its counted reporters' latest coordinates
+-- (private.counted_positions(), counted_reports.sql) and how many reporters gave them; lat and lng are
+-- null while they are fewer than median_min_reporters(). The one place the rule is written: the refresh
+-- stores it, and searches compute it for what the table does not hold.
+create or replace function private.community_positions_median(locations text[], at timestamptz)
+    returns table(location_id text, lat double precision, lng double precision, reporters integer)
+    language sql stable set search_path = ''
+    begin atomic
+        select p.location_id,
+               case when pg_catalog.count(*) >= private.median_min_reporters()
+                    then pg_catalog.percentile_cont(0.5) within group (order by p.lat) end,
+               case when pg_catalog.count(*) >= private.median_min_reporters()
+                    then pg_catalog.percentile_cont(0.5) within group (order by p.lng) end,
+               pg_catalog.count(*)::integer
+        from private.counted_positions(community_positions_median.locations, community_positions_median.at) p
+        group by p.location_id;
+    end;
+revoke all on function private.community_positions_median(text[], timestamptz) from public;
+
 -- The places nearest to origin within radius_m, at most max_results of them, nearest first: the KNN form,
 -- ORDER BY geog <-> origin LIMIT n, which walks the GiST index in distance order and stops after n rows,
 -- then ST_DWithin on those n. Measured with 1 M places: 0.34 ms, where ordering by ST_Distance took 62 ms
@@ -16,37 +84,76 @@
 -- within the radius are the n nearest, less those outside it) and the plan is the index's whatever the
 -- statistics say. A plain SQL function with no SET clause, so the planner inlines it into its caller's
 -- query and pgTAP (67_places.sql) can hold its plan.
+-- Before `at` was an argument (issue 34's community places, which depend on the instant).
+drop function if exists private.places_nearest(extensions.geography, double precision, integer);
+drop function if exists private.places_within(extensions.geography, double precision);
 create or replace function private.places_nearest(origin extensions.geography, radius_m double precision,
-                                                  max_results integer)
+                                                  max_results integer, at timestamptz)
     returns table(source text, location_id text, name text, kind text, lat double precision,
                   lng double precision, distance double precision)
-    language sql stable parallel safe
+    language sql stable
 as $$
     select k.source, k.location_id, k.name, k.kind, k.lat, k.lng,
            extensions.st_distance(k.geog, places_nearest.origin, false)
-    from (select p.source, p.location_id, p.name, p.kind, p.lat, p.lng, p.geog
-          from private.places p
-          where p.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
-          order by p.geog operator(extensions.<->) places_nearest.origin
-          limit places_nearest.max_results) k
+    from ((select p.source, p.location_id, p.name, p.kind, p.lat, p.lng, p.geog
+           from private.places p
+           where p.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
+           order by p.geog operator(extensions.<->) places_nearest.origin
+           limit places_nearest.max_results)
+          union all
+          -- The community's places that hold at `at` (community_places_refresh below), the same KNN walk
+          -- of their own index, for the ids no import places: the n nearest of all three branches are
+          -- among the n nearest of each.
+          (select 'community', c.location_id, null, 'parking', c.lat, c.lng, c.geog
+           from private.community_places c
+           where c.geog operator(extensions.&&) extensions._st_expand(places_nearest.origin, places_nearest.radius_m)
+             and c.refreshed_at <= places_nearest.at and c.valid_until > places_nearest.at
+             -- One index probe per row, in the index's order. Written so the planner keeps the KNN walk:
+             -- NOT EXISTS becomes an anti join, which over many places it hashes and then sorts every
+             -- community place in the radius by distance; a scalar subquery with a limit is never hashed;
+             -- and IS NOT TRUE is estimated to keep half the rows (IS NULL: 0.5 %, so the planner expected
+             -- to read the whole index and chose a sequential scan and a sort for 5 km).
+             and (select true from private.places i where i.location_id = c.location_id limit 1) is not true
+           order by c.geog operator(extensions.<->) places_nearest.origin
+           limit places_nearest.max_results)
+          union all
+          -- And the ones that do not hold at `at`, computed from the rule at that instant.
+          (select 'community', l.location_id, null, 'parking', l.lat, l.lng, l.geog
+           from private.community_places_live(places_nearest.origin, places_nearest.radius_m, places_nearest.at) l
+           order by l.geog operator(extensions.<->) places_nearest.origin
+           limit places_nearest.max_results)) k
     where extensions.st_dwithin(k.geog, places_nearest.origin, places_nearest.radius_m, false)
 $$;
-revoke all on function private.places_nearest(extensions.geography, double precision, integer) from public;
+revoke all on function private.places_nearest(extensions.geography, double precision, integer, timestamptz) from public;
 
--- Every place within radius_m of origin, unordered: after places_nearest found how far its n-th place
+-- Every place within radius_m of origin (the community's included, as in places_nearest), unordered: after places_nearest found how far its n-th place
 -- is, the places that tie with it on whole metres (the order is by distance_m, then location_id, and
 -- which of several equally distant places make the cut is decided by location_id, not by the index).
-create or replace function private.places_within(origin extensions.geography, radius_m double precision)
+create or replace function private.places_within(origin extensions.geography, radius_m double precision,
+                                                 at timestamptz)
     returns table(source text, location_id text, name text, kind text, lat double precision,
                   lng double precision, distance double precision)
-    language sql stable parallel safe
+    language sql stable
 as $$
     select p.source, p.location_id, p.name, p.kind, p.lat, p.lng,
            extensions.st_distance(p.geog, places_within.origin, false)
     from private.places p
     where extensions.st_dwithin(p.geog, places_within.origin, places_within.radius_m, false)
+    union all
+    select 'community', c.location_id, null, 'parking', c.lat, c.lng,
+           extensions.st_distance(c.geog, places_within.origin, false)
+    from private.community_places c
+    where extensions.st_dwithin(c.geog, places_within.origin, places_within.radius_m, false)
+      and c.refreshed_at <= places_within.at and c.valid_until > places_within.at
+      -- One index probe per place found (as in places_nearest: never an anti join hashed over every place).
+      and (select true from private.places i where i.location_id = c.location_id limit 1) is not true
+    union all
+    select 'community', l.location_id, null, 'parking', l.lat, l.lng,
+           extensions.st_distance(l.geog, places_within.origin, false)
+    from private.community_places_live(places_within.origin, places_within.radius_m, places_within.at) l
+    where extensions.st_dwithin(l.geog, places_within.origin, places_within.radius_m, false)
 $$;
-revoke all on function private.places_within(extensions.geography, double precision) from public;
+revoke all on function private.places_within(extensions.geography, double precision, timestamptz) from public;
 
 -- 22023 naming the argument and its bound.
 create or replace function private.places_check_range(argument text, value double precision, low double precision,
@@ -74,18 +181,28 @@ revoke all on function private.places_check_range(text, double precision, double
 -- currency, the one price_quotes would pick: the published currency when there is published data, else
 -- the most reporters, then the currency's code. The published columns are private.cds_published_cost's,
 -- which price_quotes reads, for the places with a CDS zone, under the same location-days bound.
+-- Its statements keep one generic plan per session, as report_medians' do: planned anew each call (a
+-- custom plan of the inlined KNN scans, the tie search and the medians' probes), planning cost more than
+-- running them (measured over 1 M places: 2.3 ms of backend CPU per call with custom plans, 1.2 ms with
+-- generic ones). None of those plans depends on the point, the radius or the ids: the KNN scans are the
+-- indexes' whatever the values (places_nearest). A plan kept for the session must not depend on the
+-- statistics of the moment either (a median_queue that was empty when it was made: medians.sql), so no
+-- sequential scans here; cds_published_cost sets its own.
 create or replace function public.places_nearby(lat double precision, lng double precision, radius_m integer default 500,
                                                 rate_kind text default 'hourly', starts_at timestamptz default null,
                                                 duration interval default null, max_results integer default 20)
     returns setof private.nearby_place
     language plpgsql stable security definer set search_path = '' set jit = off
+    set plan_cache_mode = force_generic_plan set enable_seqscan = off
 as $$
 declare
+    -- The instant the community's places are taken at (places_nearest), as report_medians takes its own.
+    at constant pg_catalog.timestamptz := pg_catalog.clock_timestamp();
     origin extensions.geography;
     wanted private.rate_kind;
     found integer;
     edge double precision;
-    beyond double precision;
+    far double precision;
     reported pg_catalog.text[];
     chunk constant integer := private.max_median_locations();
     sources pg_catalog.text[];
@@ -97,6 +214,9 @@ declare
     distances integer[];
     zoned pg_catalog.text[];
     stay boolean := places_nearby.starts_at is not null;
+    -- How many more than n + 1 places each KNN scan reads, to settle ties at the cut without a second search.
+    spare constant integer := 8;
+    fetched integer;
 begin
     -- The bounds, in one expression (the checker raises only for the first one missed).
     if not (places_nearby.lat >= -90 and places_nearby.lat <= 90 and places_nearby.lng >= -180 and places_nearby.lng <= 180
@@ -118,32 +238,38 @@ begin
     end if;
     wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
     origin := extensions.st_setsrid(extensions.st_makepoint(places_nearby.lng, places_nearby.lat), 4326)::extensions.geography;
+    fetched := places_nearby.max_results + 1 + spare;
 
-    -- The nearest n + 1 (the KNN scan): the first n are the answer, ordered by whole metres and then
-    -- location_id, unless the next one ties with the n-th on whole metres, when the ids decide which of
-    -- the tied make the cut (below). Ties at the cut are rare, so a search is usually this one scan.
+    -- The nearest n + 1 + spare of each kind (the KNN scans: imported places, the community's held and
+    -- computed), merged: the nearest `fetched` of them are the nearest `fetched` of all places, so every
+    -- place nearer than the fetched-th is among them. The answer is the first n ordered by whole metres,
+    -- then location_id, then source, among every place within as many whole metres as the n-th nearest
+    -- (`edge`): when the fetched-th is beyond that, they are all here, and the first n by that order are
+    -- the answer. Ties on whole metres at the cut are common where places are dense (about two in five
+    -- searches over the bench's city), and the spare rows settle them in this one scan; only more than
+    -- `spare` extra places within the n-th's metre need the search below.
     select pg_catalog.count(*)::integer,
            pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.max(pg_catalog.round(c.distance)) filter (where c.rank > places_nearby.max_results),
-           pg_catalog.array_agg(c.source order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.location_id order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.name order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.kind order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.lat order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(c.lng order by c.o) filter (where c.rank <= places_nearby.max_results),
-           pg_catalog.array_agg(pg_catalog.round(c.distance)::integer order by c.o) filter (where c.rank <= places_nearby.max_results)
-      into found, edge, beyond, sources, ids, names, kinds, lats, lngs, distances
+           pg_catalog.max(c.distance) filter (where c.rank = fetched),
+           pg_catalog.array_agg(c.source order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.location_id order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.name order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.kind order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lat order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(c.lng order by c.o) filter (where c.o <= places_nearby.max_results),
+           pg_catalog.array_agg(pg_catalog.round(c.distance)::integer order by c.o) filter (where c.o <= places_nearby.max_results)
+      into found, edge, far, sources, ids, names, kinds, lats, lngs, distances
     from (select n.*,
                  pg_catalog.row_number() over (order by n.distance, n.location_id, n.source) as rank,
                  pg_catalog.row_number() over (order by pg_catalog.round(n.distance), n.location_id, n.source) as o
-          from private.places_nearest(origin, places_nearby.radius_m, places_nearby.max_results + 1) n) c;
+          from private.places_nearest(origin, places_nearby.radius_m, fetched, at) n) c;
     if found = 0 then
         return;
     end if;
 
-    if beyond is not null and beyond <= edge then
-        -- A tie at the cut: every place within that many whole metres (the ties included), in order, the
-        -- first n.
+    if far is not null and pg_catalog.round(far) <= edge then
+        -- The fetched-th nearest is within the n-th's whole metres, so places there may be missing: every
+        -- place within that many whole metres (the ties included), in order, the first n.
         select pg_catalog.array_agg(c.source order by c.o), pg_catalog.array_agg(c.location_id order by c.o),
                pg_catalog.array_agg(c.name order by c.o), pg_catalog.array_agg(c.kind order by c.o),
                pg_catalog.array_agg(c.lat order by c.o), pg_catalog.array_agg(c.lng order by c.o),
@@ -151,7 +277,7 @@ begin
           into sources, ids, names, kinds, lats, lngs, distances
         from (select w.*, pg_catalog.round(w.distance)::integer as distance_m,
                      pg_catalog.row_number() over (order by pg_catalog.round(w.distance), w.location_id, w.source) as o
-              from private.places_within(origin, least(places_nearby.radius_m::double precision, edge + 0.5)) w
+              from private.places_within(origin, least(places_nearby.radius_m::double precision, edge + 0.5), at) w
               where pg_catalog.round(w.distance) <= edge and w.distance <= places_nearby.radius_m) c
         where c.o <= places_nearby.max_results;
     end if;
@@ -323,9 +449,106 @@ begin
     return query
     select w.location_id, w.name, pg_catalog.round(w.distance)::integer,
            coalesce(extensions.similarity(private.places_normalised_name(w.name), wanted), 0)::real as similarity
-    from private.places_within(origin, places_match.radius_m) w
+    from private.places_within(origin, places_match.radius_m, pg_catalog.clock_timestamp()) w
     order by 4 desc, 3, w.location_id
     limit private.places_match_results();
 end
 $$;
 revoke all on function public.places_match(text, double precision, double precision, integer) from public;
+
+------------------------------------------------------------------------------------------------------
+-- The community's places: where reporters say a location id is (issue 34, "From the community")
+------------------------------------------------------------------------------------------------------
+
+-- Recomputes the community places of the given locations (null: of every location) from the rule
+-- (community_positions_median above): one row per location with any report carrying coordinates, with
+-- the instant it was made at, until when time alone leaves it true (valid_until: the first of its
+-- reports' maturing, or of its reports in the window leaving it), and its reports' box (0025). So no
+-- client, nor any two, can make a place visible, and while the honest reporters are more than half, no
+-- minority can move a coordinate outside the range the honest ones gave. A location with no report
+-- carrying coordinates is one probe of price_reports_positions_idx (0025) and costs nothing more.
+--
+-- Called by the median store's hooks (median_store.sql: an insert of a report with coordinates, every
+-- fold, every rebuild; maintenance.sql: forget-user and the maintenance fold), so a row is what a rebuild
+-- from scratch would make of price_reports at its refreshed_at, and stays the rule's answer until its
+-- valid_until; searches compute the rest (community_places_live above).
+-- Per location under a waited advisory lock (places_lock_namespace(), 'community/' || id), so two
+-- inserts at one location take turns and the later one sees the earlier one's report; a rebuild of
+-- everything holds the median queue's EXCLUSIVE lock instead, which every insert waits for.
+create or replace function private.community_places_refresh(locations text[])
+    returns void
+    language plpgsql volatile set search_path = '' set timezone = 'UTC'
+as $$
+declare
+    at pg_catalog.timestamptz;
+    window_start pg_catalog.timestamptz;
+    window_length constant interval := private.elapsed(private.report_window());
+    wanted pg_catalog.text[];
+begin
+    if community_places_refresh.locations is null then
+        truncate private.community_places;
+        wanted := array(select distinct r.location_id from public.price_reports r where r.lat is not null);
+    else
+        -- Only locations with something to change take the lock (a report with coordinates, or a place):
+        -- a fold where nobody gave coordinates costs one probe of each index and waits for nobody.
+        wanted := array(select distinct x.id from pg_catalog.unnest(community_places_refresh.locations) x(id)
+                        where exists (select from public.price_reports r where r.location_id = x.id and r.lat is not null)
+                           or exists (select from private.community_places c where c.location_id = x.id)
+                        order by x.id);
+        if pg_catalog.cardinality(wanted) = 0 then
+            return;
+        end if;
+        perform pg_catalog.pg_advisory_xact_lock(private.places_lock_namespace(), pg_catalog.hashtext('community/' || l.id))
+        from pg_catalog.unnest(wanted) l(id);
+        -- After the lock, with a new snapshot: every report of a transaction that held it is seen.
+        delete from private.community_places c where c.location_id = any (wanted);
+    end if;
+    if pg_catalog.cardinality(wanted) = 0 then
+        return;
+    end if;
+    -- The instant is taken after the lock: what the row says holds from here.
+    at := pg_catalog.clock_timestamp();
+    window_start := private.report_window_start(at);
+    insert into private.community_places (location_id, lat, lng, reporters, refreshed_at, valid_until,
+                                          min_lat, max_lat, min_lng, max_lng)
+    select b.location_id, m.lat, m.lng, coalesce(m.reporters, 0), at, coalesce(h.valid_until, 'infinity'),
+           b.min_lat, b.max_lat, b.min_lng, b.max_lng
+    from (select r.location_id, pg_catalog.min(r.lat) as min_lat, pg_catalog.max(r.lat) as max_lat,
+                 pg_catalog.min(r.lng) as min_lng, pg_catalog.max(r.lng) as max_lng
+          from public.price_reports r
+          where r.location_id = any (wanted) and r.lat is not null
+          group by r.location_id) b
+    left join private.community_positions_median(wanted, at) m on m.location_id = b.location_id
+    -- What time alone changes: a report in the window maturing (one maturing after it leaves never counts,
+    -- but an earlier refresh costs nothing wrong), or leaving the window (counted or not, as above).
+    left join (select r.location_id,
+                      least(pg_catalog.min(r.created_at + window_length),
+                            pg_catalog.min(r.reporter_matures_at) filter (where r.reporter_matures_at > at)) as valid_until
+               from public.price_reports r
+               where r.location_id = any (wanted) and r.lat is not null and r.created_at > window_start
+               group by r.location_id) h on h.location_id = b.location_id;
+end
+$$;
+revoke all on function private.community_places_refresh(text[]) from public;
+
+-- Refreshes up to max_rows community places whose span has ended (valid_until at least older_than ago),
+-- oldest first, for the maintenance fold: searches are right without it (community_places_live), and
+-- cheaper with it. Returns how many it refreshed.
+create or replace function private.community_places_refresh_stale(older_than interval, max_rows integer)
+    returns integer
+    language plpgsql volatile set search_path = '' set timezone = 'UTC'
+as $$
+declare
+    due pg_catalog.text[];
+begin
+    due := array(select c.location_id from private.community_places c
+                 where c.valid_until <= pg_catalog.clock_timestamp() - community_places_refresh_stale.older_than
+                 order by c.valid_until, c.location_id
+                 limit community_places_refresh_stale.max_rows);
+    if pg_catalog.cardinality(due) > 0 then
+        perform private.community_places_refresh(due);
+    end if;
+    return pg_catalog.cardinality(due);
+end
+$$;
+revoke all on function private.community_places_refresh_stale(interval, integer) from public;

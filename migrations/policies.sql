@@ -217,7 +217,8 @@ $$;
 
 -- Clients only ever insert, and only the columns they own; reads go through the median functions.
 revoke all on table public.price_reports from public, anon, authenticated, price_analyst, authenticator;
-grant insert (location_id, rate_kind, price_cents, currency, client_report_id)
+-- lat and lng (0025): where the reporter's app puts the place; stored, never readable (community places).
+grant insert (location_id, rate_kind, price_cents, currency, client_report_id, lat, lng)
     on table public.price_reports to authenticated;
 
 do $$

@@ -1029,7 +1029,7 @@ revoke all on function private.cds_compiled_costs(cds.zones[], timestamptz, time
 create or replace function private.cds_published_cost(p_location_ids text[], p_starts_at timestamptz, p_duration interval)
     returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
                   last_updated timestamptz)
-    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan set enable_seqscan = on
 as $$
 #variable_conflict use_column
 declare

@@ -119,7 +119,7 @@ begin
     -- A retry of a report this reporter already sent inserts nothing and does not count. A retry must
     -- repeat the original report: the same id with other values is a conflict, never a silent 201.
     if new.client_report_id is not null then
-        select r.id, r.created_at, r.currency, r.location_id, r.rate_kind, r.price_cents into earlier
+        select r.id, r.created_at, r.currency, r.location_id, r.rate_kind, r.price_cents, r.lat, r.lng into earlier
         from public.price_reports r
         where r.reporter_id = new.reporter_id
           and r.client_report_id = new.client_report_id;
@@ -128,8 +128,8 @@ begin
                 new.reporter_id := null;
                 return new;
             end if;
-            if (earlier.location_id, earlier.rate_kind, earlier.price_cents, earlier.currency)
-               is distinct from (new.location_id, new.rate_kind, new.price_cents, new.currency) then
+            if (earlier.location_id, earlier.rate_kind, earlier.price_cents, earlier.currency, earlier.lat, earlier.lng)
+               is distinct from (new.location_id, new.rate_kind, new.price_cents, new.currency, new.lat, new.lng) then
                 raise exception using errcode = '23505',
                     message = pg_catalog.format('client_report_id %s was already used for a different report',
                                                 new.client_report_id),

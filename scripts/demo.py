@@ -23,7 +23,7 @@ import uuid
 
 # (location, rate kind, price in cents) per reporter. garage-123 and garage-7 are the README's; garage-19
 # has only two reporters, below the threshold of three, so it never shows.
-REPORTERS: dict[int, list[tuple[str, str, int]]] = {
+REPORTERS: dict[int, list[tuple]] = {
     1: [("sfmta:garage-123", "hourly", 325), ("sfmta:garage-123", "daily", 2800), ("sfmta:garage-7", "hourly", 250),
         ("sfmta:lot-44", "flat", 1200), ("sfmta:garage-88", "monthly", 29500), ("sfmta:garage-19", "hourly", 400)],
     2: [("sfmta:garage-123", "hourly", 350), ("sfmta:garage-123", "daily", 3000), ("sfmta:garage-7", "hourly", 275),
@@ -32,6 +32,15 @@ REPORTERS: dict[int, list[tuple[str, str, int]]] = {
         ("sfmta:lot-44", "flat", 1500), ("sfmta:garage-88", "monthly", 32500)],
     4: [("sfmta:garage-123", "hourly", 375), ("sfmta:garage-7", "hourly", 275)],
     5: [("sfmta:garage-123", "hourly", 400)],
+}
+# Reports with the place's coordinates as each app knows it (location, kind, cents, lat, lng): a lot no
+# import places, so three reporters' coordinates make it a community place (their per-coordinate median,
+# docs/api.md), 1.1 km from the README's Ferry Building search; and one reporter's coordinates for
+# garage-7, which the places file places, so they are stored and not used.
+PLACED: dict[int, list[tuple]] = {
+    1: [("mapkit:pier-23-lot", "hourly", 500, 37.80352, -122.40101), ("sfmta:garage-7", "daily", 2400, 37.79, -122.39)],
+    2: [("mapkit:pier-23-lot", "hourly", 450, 37.80352, -122.40101)],
+    3: [("mapkit:pier-23-lot", "hourly", 550, 37.80361, -122.40094)],
 }
 NAMESPACE = uuid.UUID("6f1c1b0e-3a5e-4c3e-9d1e-707269636573")  # client_report_ids are stable per row
 
@@ -67,7 +76,8 @@ class Demo:
     def ids_sql(self) -> str:
         """The demo's client_report_ids as an SQL array: how the demo finds its reporters (user_metadata
         keeps only the keys PRICESVC_USER_METADATA_KEYS allows, none by default)."""
-        ids = [self.report_id(number, location, kind) for number, rows in REPORTERS.items() for location, kind, _ in rows]
+        ids = [self.report_id(number, row[0], row[1]) for table in (REPORTERS, PLACED) for number, rows in table.items()
+               for row in rows]
         return "array[" + ",".join(f"'{i}'" for i in ids) + "]::uuid[]"
 
     def present(self) -> set[int]:
@@ -85,9 +95,16 @@ class Demo:
         reports = [{"location_id": location, "rate_kind": kind, "price_cents": cents, "currency": "USD",
                     "client_report_id": self.report_id(number, location, kind)}
                    for location, kind, cents in rows]
-        status, body = self.post("/rest/v1/price_reports", reports, token)
-        if status != 201:
-            sys.exit(f"demo: submitting reporter {number}'s reports answered {status}: {body}")
+        # Every row of one request has the same keys: the reports with coordinates go in a second one.
+        placed = [{"location_id": location, "rate_kind": kind, "price_cents": cents, "currency": "USD",
+                   "client_report_id": self.report_id(number, location, kind), "lat": lat, "lng": lng}
+                  for location, kind, cents, lat, lng in PLACED.get(number, [])]
+        for batch in (reports, placed):
+            if not batch:
+                continue
+            status, body = self.post("/rest/v1/price_reports", batch, token)
+            if status != 201:
+                sys.exit(f"demo: submitting reporter {number}'s reports answered {status}: {body}")
 
     def age(self) -> int:
         """As time would: identities at least two days old, so they count toward medians."""
@@ -109,13 +126,15 @@ def main() -> None:
     for number in missing:
         demo.add(number, REPORTERS[number])
     aged = demo.age()
-    reports = sum(len(REPORTERS[number]) for number in missing)
+    reports = sum(len(REPORTERS[number]) + len(PLACED.get(number, [])) for number in missing)
     if missing:
         print(f"demo: {len(missing)} reporters signed up and submitted {reports} reports; {aged} identities aged 2 days")
     else:
         print(f"demo: already there ({len(REPORTERS)} reporters); nothing added")
     print("demo: medians now show for sfmta:garage-123, sfmta:garage-7, sfmta:lot-44 and sfmta:garage-88;\n"
-          "      sfmta:garage-19 has two reporters, below the threshold of three, and stays hidden")
+          "      sfmta:garage-19 has two reporters, below the threshold of three, and stays hidden;\n"
+          "      mapkit:pier-23-lot is a community place, where three reporters' apps put it: places_nearby\n"
+          "      finds it around lat 37.8035, lng -122.4010")
 
 
 if __name__ == "__main__":

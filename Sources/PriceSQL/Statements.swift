@@ -30,13 +30,15 @@ public enum Statements {
         columns: (Column<String?>("role", .text), Column<String?>("token", .text), Column<String?>("hint_jwt", .text),
                   Column<String?>("hint_uid", .text)))
 
-    /// $1 is the rows as one JSON array, each object with only the client-writable keys.
+    /// $1 is the rows as one JSON array, each object with only the client-writable keys (a row without
+    /// `lat` and `lng` stores neither: null).
     public static let insertReports = Statement(name: "pricesvc_insert_reports", sql: """
-        insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id)
-        select r.location_id, r.rate_kind, r.price_cents, r.currency, r.client_report_id
+        insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id, lat, lng)
+        select r.location_id, r.rate_kind, r.price_cents, r.currency, r.client_report_id, r.lat, r.lng
         from rows from (pg_catalog.jsonb_to_recordset($1::jsonb)
-                        as (location_id text, rate_kind text, price_cents integer, currency text, client_report_id uuid))
-             with ordinality as r(location_id, rate_kind, price_cents, currency, client_report_id, n)
+                        as (location_id text, rate_kind text, price_cents integer, currency text, client_report_id uuid,
+                            lat double precision, lng double precision))
+             with ordinality as r(location_id, rate_kind, price_cents, currency, client_report_id, lat, lng, n)
         order by r.n
         """,
         parameters: Param<String>("reports", .jsonb), columns: ())
@@ -44,11 +46,12 @@ public enum Statements {
     /// Rows sent without `currency` (all rows of a request have the same keys): the column is left
     /// out so the table's default applies, instead of a copy of it here.
     public static let insertReportsDefaultCurrency = Statement(name: "pricesvc_insert_reports_default_currency", sql: """
-        insert into public.price_reports (location_id, rate_kind, price_cents, client_report_id)
-        select r.location_id, r.rate_kind, r.price_cents, r.client_report_id
+        insert into public.price_reports (location_id, rate_kind, price_cents, client_report_id, lat, lng)
+        select r.location_id, r.rate_kind, r.price_cents, r.client_report_id, r.lat, r.lng
         from rows from (pg_catalog.jsonb_to_recordset($1::jsonb)
-                        as (location_id text, rate_kind text, price_cents integer, client_report_id uuid))
-             with ordinality as r(location_id, rate_kind, price_cents, client_report_id, n)
+                        as (location_id text, rate_kind text, price_cents integer, client_report_id uuid,
+                            lat double precision, lng double precision))
+             with ordinality as r(location_id, rate_kind, price_cents, client_report_id, lat, lng, n)
         order by r.n
         """,
         parameters: Param<String>("reports", .jsonb), columns: ())

@@ -96,6 +96,45 @@ struct SubmissionParsingTests {
         #expect(error(#"{"location_id":"a","rate_kind":"flat","price_cents":5,"client_report_id":"6f1c1d8e-3b7a-4c52-9a55-0b9a1c2d3e4f"}"#) == nil)
     }
 
+    @Test("lat and lng are numbers of degrees in range, both or neither, each error naming the field and bound")
+    func coordinates() throws {
+        let base = #""location_id":"a","rate_kind":"flat","price_cents":5"#
+        let both = try parse("{\(base),\"lat\":37.7947,\"lng\":-122.393}").get()
+        #expect(both.parameterJSON == #"[{"location_id":"a","rate_kind":"flat","price_cents":5,"lat":37.7947,"lng":-122.393}]"#)
+        #expect(error("{\(base),\"lat\":90,\"lng\":-180}") == nil, "the bounds themselves are in range")
+        #expect(error("{\(base),\"lat\":-90,\"lng\":180}") == nil)
+        let nulls = error("{\(base),\"lat\":null,\"lng\":null}")
+        #expect(nulls?.code == "22P02" && nulls?.message == "lat must be a number of degrees",
+                "no coordinates is both keys left out, never null")
+        #expect(nulls?.hint == "Leave lat and lng out for a report without coordinates")
+        #expect(error("{\(base),\"lat\":1e2,\"lng\":0}")?.message == "lat must be between -90 and 90")
+
+        let onlyLat = error("{\(base),\"lat\":37.7947}")
+        #expect(onlyLat?.status == 400 && onlyLat?.code == "23514")
+        #expect(onlyLat?.message == "lat and lng go together: give both or neither")
+        #expect(onlyLat?.details == "Got lat without lng")
+        #expect(error("{\(base),\"lng\":-122.4}")?.details == "Got lng without lat")
+        #expect(error("{\(base),\"lat\":37.7,\"lng\":null}")?.message == "lng must be a number of degrees")
+
+        let north = error("{\(base),\"lat\":90.000001,\"lng\":0}")
+        #expect(north?.code == "23514" && north?.message == "lat must be between -90 and 90")
+        #expect(north?.details == "Got 90.000001")
+        #expect(error("{\(base),\"lat\":0,\"lng\":-180.5}")?.message == "lng must be between -180 and 180")
+        #expect(error("{\(base),\"lat\":0,\"lng\":1e400}")?.message == "lng must be between -180 and 180")
+        let text = error("{\(base),\"lat\":\"37.7\",\"lng\":0}")
+        #expect(text?.code == "22P02" && text?.message.hasPrefix("lat must be a number of degrees") == true)
+        #expect(error("{\(base),\"lat\":true,\"lng\":0}")?.code == "22P02")
+    }
+
+    @Test("the representation never returns the coordinates that were sent")
+    func representationWithoutCoordinates() throws {
+        let submission = try parse(#"{"location_id":"a","rate_kind":"flat","price_cents":5,"lat":1.5,"lng":2.5}"#).get()
+        let text = ReportHandler.representation(submission, receipts:
+            #"[{"id":7,"created_at":"2026-01-01T00:00:00+00:00","currency":"USD","replayed":false}]"#)
+        #expect(!text.contains(#""lat""#) && !text.contains(#""lng""#) && !text.contains("1.5") && !text.contains("2.5"))
+        #expect(text.contains(#""location_id":"a""#))
+    }
+
     @Test("an array holds 1 to 10 objects with the same keys")
     func arrays() {
         let row = #"{"location_id":"a","rate_kind":"flat","price_cents":5}"#

@@ -2,7 +2,8 @@
 # The median store stays consistent under parallel inserts: 16 connections insert 1 600 reports into
 # two locations at once (so folds, which every 16th report tries under a try-lock, race with inserts and
 # with each other, and with the maintenance fold `pricesvc prune` runs, looping meanwhile), then the store must answer what the query over every report answers, and its books
-# must balance.
+# must balance; and the community places of the two locations (issue 34: every report carries coordinates,
+# each insert refreshes its location's place under a lock) must be what the counted positions say.
 #
 #   tests/concurrency/median_store.sh ['postgresql:///pricesvc?host=DIR&user=<superuser>']
 #
@@ -36,12 +37,14 @@ cat >"$work/insert.sql" <<'SQL'
 \set location random(1, 2)
 \set price random(100, 2000)
 \set currency random(1, 3)
-insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, currency)
+\set north random(-500, 500)
+\set east random(-500, 500)
+insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, currency, lat, lng)
 values (md5('race-' || :reporter)::uuid, 'race:' || :location, 'hourly', :price,
-        (array['USD', 'USD', 'EUR'])[:currency]);
+        (array['USD', 'USD', 'EUR'])[:currency], 37.7 + :location * 0.01 + :north / 1e6, -122.4 + :east / 1e6);
 SQL
 
-echo "1..6"
+echo "1..7"
 failed=0
 check() {  # description, condition (shell test result)
     if [ "$2" = ok ]; then echo "ok - $1"; else echo "not ok - $1"; failed=$((failed + 1)); fi
@@ -100,5 +103,19 @@ SQL
 )
 check "both histograms count exactly the counted latest reports" "$([ "$histograms" = t ] && echo ok)"
 
-echo "# $((6 - failed)) passed, $failed failed"
+placed=$(owner <<'SQL'
+with fresh as (select p.location_id, percentile_cont(0.5) within group (order by p.lat) as lat,
+                      percentile_cont(0.5) within group (order by p.lng) as lng, count(*)::integer as reporters
+               from private.counted_positions(array['race:1', 'race:2'], clock_timestamp()) p
+               group by p.location_id having count(*) >= private.median_min_reporters()),
+     stored as (select location_id, lat, lng, reporters from private.community_places where location_id like 'race:%' and lat is not null)
+select (select count(*) from (select * from stored except select * from fresh) a)
+     + (select count(*) from (select * from fresh except select * from stored) b)
+     + (select case when count(*) = 2 then 0 else 1 end from stored);
+SQL
+)
+check "both community places are the counted positions' medians, as a refresh from scratch makes them" \
+      "$([ "$placed" = 0 ] && echo ok)"
+
+echo "# $((7 - failed)) passed, $failed failed"
 [ "$failed" = 0 ]

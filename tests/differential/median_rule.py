@@ -161,6 +161,8 @@ class Report:
     price_cents: int
     created: int  # epoch microseconds
     matures: float  # epoch microseconds, inf for never
+    lat: float | None = None  # the place's coordinates as the report gave them (issue 34), or none
+    lng: float | None = None
 
 
 def reference(reports: list[Report], window: int, threshold: int, at: int, locations=None, kinds=None,
@@ -193,6 +195,32 @@ def reference(reports: list[Report], window: int, threshold: int, at: int, locat
     return sorted(rows)
 
 
+def median_of(values: list[float]) -> float:
+    """percentile_cont(0.5) of doubles, as PostgreSQL interpolates it: low + 0.5 * (high - low)."""
+    values = sorted(values)
+    n = len(values)
+    low, high = values[(n - 1) // 2], values[n // 2]
+    return low + 0.5 * (high - low)
+
+
+def positions_reference(reports: list[Report], window: int, threshold: int, at: int) -> list[tuple]:
+    """Community places at `at` (issue 34, the rule of private.counted_positions and
+    community_places_refresh): per location, each counted reporter's latest counted report with
+    coordinates, of any rate kind; the per-coordinate median once `threshold` reporters gave them."""
+    latest: dict[tuple, Report] = {}
+    for r in reports:
+        if r.lat is None or not (r.created > at - window and r.matures <= at):
+            continue
+        key = (r.location_id, r.reporter_id)
+        if key not in latest or (r.created, r.id) > (latest[key].created, latest[key].id):
+            latest[key] = r
+    by_location: dict[str, list[Report]] = {}
+    for r in latest.values():
+        by_location.setdefault(r.location_id, []).append(r)
+    return sorted((loc, round(median_of([r.lat for r in rs]), 9), round(median_of([r.lng for r in rs]), 9), len(rs))
+                  for loc, rs in by_location.items() if len(rs) >= threshold)
+
+
 # -------------------------------------------------------------------------------------------- history
 
 class History:
@@ -201,6 +229,8 @@ class History:
         self.rng = random.Random(seed)
         # The reads' own choices: adding a check does not change the histories a seed makes.
         self.read_rng = random.Random(-seed)
+        # The coordinates' own choices too (issue 34): the histories of the seeds before them stay the same.
+        self.place_rng = random.Random(seed * 7919 + 1)
         self.log: list[str] = []
         self.database = f"median_rule_{seed}_{os.getpid()}"
         self.base = admin_url_base
@@ -211,6 +241,7 @@ class History:
         self.migrations = Path(tempfile.mkdtemp(prefix="median-rule-")) / "migrations"
         shutil.copytree(migrations, self.migrations)
         self.reads = 0
+        self.placed = 0  # community place rows compared (issue 34): a history that places none checks little
 
     def note(self, text: str) -> None:
         self.log.append(text)
@@ -269,17 +300,25 @@ class History:
                 f"select set_config('request.jwt', {lit(tok)}, true), set_config('pricesvc.hint_jwt', {lit(tok)}, true),"
                 f" set_config('pricesvc.hint_uid', '{reporter['id']}', true);"
                 "select set_config('role', 'authenticated', true);"
-                "insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id) "
-                "select r.location_id, r.rate_kind, r.price_cents, r.currency, r.client_report_id "
+                "insert into public.price_reports (location_id, rate_kind, price_cents, currency, client_report_id, lat, lng) "
+                "select r.location_id, r.rate_kind, r.price_cents, r.currency, r.client_report_id, r.lat, r.lng "
                 "from rows from (jsonb_to_recordset(" + lit(json.dumps(rows)) + "::jsonb) as (location_id text, "
-                "rate_kind text, price_cents integer, currency text, client_report_id uuid)) "
-                "with ordinality as r(location_id, rate_kind, price_cents, currency, client_report_id, n) order by r.n;")
+                "rate_kind text, price_cents integer, currency text, client_report_id uuid, lat double precision, "
+                "lng double precision)) "
+                "with ordinality as r(location_id, rate_kind, price_cents, currency, client_report_id, lat, lng, n) order by r.n;")
 
     def new_rows(self) -> list[dict]:
-        return [{"location_id": self.rng.choice(self.locations), "rate_kind": self.rng.choice(KINDS + ["hourly"] * 2),
+        rows = [{"location_id": self.rng.choice(self.locations), "rate_kind": self.rng.choice(KINDS + ["hourly"] * 2),
                  "price_cents": self.rng.choice([100, 150, 190, 200, 250, 310, 370, 450, 1000, 64 * self.rng.randint(1, 20)]),
                  "currency": self.rng.choice(["USD"] * 5 + ["EUR"]), "client_report_id": str(uuid.UUID(int=self.rng.getrandbits(128)))}
                 for _ in range(self.rng.choice([1, 1, 1, 2, 3]))]
+        # Most of them with coordinates, a few metres around one point per location (issue 34).
+        for row in rows:
+            if self.place_rng.random() < 0.8:
+                base = 37.0 + self.locations.index(row["location_id"]) * 0.01
+                row["lat"] = round(base + self.place_rng.uniform(-0.0003, 0.0003), 6)
+                row["lng"] = round(-122.0 + self.place_rng.uniform(-0.0003, 0.0003), 6)
+        return rows
 
     def with_identity(self) -> dict:
         return self.rng.choice([r for r in self.reporters if r["session"]])
@@ -293,8 +332,9 @@ class History:
     def op_owner_insert(self) -> None:
         reporter = self.rng.choice(self.reporters)
         row = self.new_rows()[0]
-        self.owner.run("insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, currency) "
-                       f"values ('{reporter['id']}', {lit(row['location_id'])}, '{row['rate_kind']}', {row['price_cents']}, '{row['currency']}')",
+        self.owner.run("insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, currency, lat, lng) "
+                       f"values ('{reporter['id']}', {lit(row['location_id'])}, '{row['rate_kind']}', {row['price_cents']}, '{row['currency']}', "
+                       f"{row.get('lat', 'null')}, {row.get('lng', 'null')})",
                        expect_error=True)
         self.note(f"[owner] owner insert {reporter['id'][:8]} {row['location_id']} {row['rate_kind']} {row['price_cents']} {row['currency']} {self.owner.last_errors or ''}")
 
@@ -467,9 +507,11 @@ class History:
         rows = self.observer.run(
             "select id, location_id, rate_kind, reporter_id, currency, price_cents,"
             " (extract(epoch from created_at) * 1000000)::bigint,"
-            " case when reporter_matures_at = 'infinity' then 'inf' else ((extract(epoch from reporter_matures_at) * 1000000)::bigint)::text end"
+            " case when reporter_matures_at = 'infinity' then 'inf' else ((extract(epoch from reporter_matures_at) * 1000000)::bigint)::text end,"
+            " coalesce(lat::text, ''), coalesce(lng::text, '')"
             " from public.price_reports")
-        reports = [Report(int(r[0]), r[1], r[2], r[3], r[4], int(r[5]), int(r[6]), float(r[7])) for r in rows]
+        reports = [Report(int(r[0]), r[1], r[2], r[3], r[4], int(r[5]), int(r[6]), float(r[7]),
+                          float(r[8]) if r[8] else None, float(r[9]) if r[9] else None) for r in rows]
         window, threshold = self.observer.run(
             "select (date_part('epoch', private.report_window()) * 1000000)::bigint, private.median_min_reporters()")[0]
         return reports, int(window), int(threshold)
@@ -557,6 +599,32 @@ class History:
                      "select (extract(epoch from clock_timestamp()) * 1000000)::bigint; rollback")
         compare(f"[{s.name} {s.zone}] price_median_overview() after a rebuild", as_rows(rows[1:-1]), int(rows[0][0]), int(rows[-1][0]),
                 lambda at: reference(reports, window, threshold, at))
+        # Community places (issue 34): a rebuild from the reports alone places each location where the rule
+        # says, at its instant (taken between the two clocks, as above).
+        s = self.read_session()
+        place_cols = "location_id, round(lat::numeric, 9), round(lng::numeric, 9), reporters"
+        rows = s.run("begin; select (extract(epoch from clock_timestamp()) * 1000000)::bigint;\n"
+                     "select private.median_rebuild(null) \\g /dev/null\n"
+                     f"select {place_cols} from private.community_places where lat is not null;\n"
+                     "select (extract(epoch from clock_timestamp()) * 1000000)::bigint; rollback")
+        self.placed += len(rows) - 2
+        compare(f"[{s.name} {s.zone}] community_places after a rebuild",
+                sorted((r[0], float(r[1]), float(r[2]), int(r[3])) for r in rows[1:-1]), int(rows[0][0]), int(rows[-1][0]),
+                lambda at: positions_reference(reports, window, threshold, at))
+        # And the searches themselves, with no rebuild (issue 34): places_within, which places_nearby and
+        # places_match read, at this instant and at one ahead, when reporters have matured and reports left
+        # the window with no write in between. Imported ids are placed by their import, not here.
+        imported = {r[0] for r in self.observer.run("select location_id from private.places")}
+        ahead = self.read_rng.choice([0, 3600, 86400, window // 1000000 - 3600, window // 1000000 + 3600])
+        s = self.read_session()
+        search = ("select w.location_id, round(w.lat::numeric, 9), round(w.lng::numeric, 9) from private.places_within("
+                  "extensions.st_setsrid(extensions.st_makepoint(-122.0, 37.05), 4326)::extensions.geography, 200000, "
+                  "clock_timestamp() + interval '" + str(ahead) + " seconds') w where w.source = 'community'")
+        t0, rows, t1 = self.timed(s, search)
+        self.placed += len(rows)
+        compare(f"[{s.name} {s.zone}] places_within(community, {ahead} s ahead)",
+                sorted((r[0], float(r[1]), float(r[2])) for r in rows), t0 + ahead * 1000000, t1 + ahead * 1000000,
+                lambda at: [p[:3] for p in positions_reference(reports, window, threshold, at) if p[0] not in imported])
         # Stored maturity follows the threshold mode (reproduction 4).
         self.check_mode(f"step {step}")
 
@@ -653,7 +721,7 @@ def main() -> int:
             history.setup()
             history.run()
             print(f"ok {n} - seed {seed}: {args.steps} steps, {history.reads} reads equal the reference "
-                  f"({time.monotonic() - started:.1f} s)")
+                  f"({history.placed} community places among them; {time.monotonic() - started:.1f} s)")
         except Failure as failure:
             failed += 1
             print(f"not ok {n} - seed {seed}")

@@ -155,6 +155,10 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
         assert [(p["location_id"], p["distance_m"], p["median_cents"]) for p in nearby.json()][:2] == [
             ("sfmta:garage-7", 108, 275), ("sfmta:lot-44", nearby.json()[1]["distance_m"], None)], nearby.json()
         assert [p["location_id"] for p in nearby.json()][2:] == ["sfmta:garage-123", "sfmta:garage-19", "sfmta:garage-88"]
+        # The demo's community place: where three reporters' apps put a lot no import places (docs/api.md).
+        pier = api.rpc("places_nearby", {"lat": 37.8035, "lng": -122.4010, "radius_m": 200}, session["access_token"])
+        assert [(p["location_id"], p["source"], p["lat"], p["lng"], p["median_cents"]) for p in pier.json()] == [
+            ("mapkit:pier-23-lot", "community", 37.80352, -122.40101, 500)], pier.json()
         again = run_demo(state, run.port)
         assert "nothing added" in again.stdout, again.stdout
         assert api.medians(["sfmta:garage-123", "sfmta:garage-7"], session["access_token"]) == medians[:2]

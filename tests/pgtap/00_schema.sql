@@ -20,7 +20,7 @@ select ok(not (select rolsuper or rolbypassrls or rolcreaterole or rolcreatedb f
 
 select columns_are('public', 'price_reports',
     array['id', 'reporter_id', 'location_id', 'rate_kind', 'price_cents', 'currency', 'client_report_id', 'created_at',
-          'reporter_matures_at', 'reporter_attested']);
+          'reporter_matures_at', 'reporter_attested', 'lat', 'lng']);
 select col_default_is('public', 'price_reports', 'reporter_id', 'auth.unverified_uid()',
                       'reporter_id defaults to auth.unverified_uid() (a hint the RLS policy verifies)');
 select col_default_is('public', 'price_reports', 'currency', 'USD'::text, 'currency defaults to USD');
@@ -35,7 +35,7 @@ select policy_roles_are('public', 'price_reports', 'reporters_insert_own_reports
 select trigger_is('public', 'price_reports', 'price_reports_admit', 'private', 'admit_price_report');
 select indexes_are('public', 'price_reports', array['price_reports_pkey', 'price_reports_client_report_id_key',
                    'price_reports_reporter_recent_idx', 'price_reports_location_time_idx',
-                   'price_reports_created_at_idx']);
+                   'price_reports_created_at_idx', 'price_reports_positions_idx']);
 
 select tables_are('auth', array['signing_keys', 'users', 'sessions', 'refresh_tokens', 'rate_limit_buckets',
                           'spent_signup_challenges', 'publishable_keys', 'attested_keys',

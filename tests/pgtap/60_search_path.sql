@@ -2,7 +2,7 @@
 -- pg_catalog), or creates temp tables, changes nothing inside any SECURITY DEFINER function.
 begin;
 \ir _helpers.psql
-select plan(35);
+select plan(39);
 
 -- Known state before the attack.
 select tap.seed(r, 'hijack:garage', c) from (values (tap.alice(), 100), (tap.bob(), 200), (tap.carol(), 300)) v(r, c) \g /dev/null
@@ -24,6 +24,11 @@ select 'hijack', v.id, v.id, 'parking',
        extensions.st_project(extensions.st_setsrid(extensions.st_makepoint(2.3522, 48.8566), 4326)::extensions.geography,
                              v.metres, pg_catalog.radians(v.bearing))::extensions.geometry
 from (values ('hijack:garage', 100, 90), ('hijack:quiet', 200, 0)) v(id, metres, bearing);
+
+-- Community places (issue 34): two reporters at hijack:spot, 2 km south of the Paris point (a third, below,
+-- reports through the attacker's path).
+insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, lat, lng)
+select r, 'hijack:spot', 'hourly', 400, 48.8386, 2.3522 from unnest(array[tap.bob(), tap.carol()]) r;
 
 -- The attacker's schema: same-named functions, tables and operators, each returning something that
 -- would help them if it were picked up.
@@ -78,6 +83,10 @@ create function evil.st_dwithin(anyelement, anyelement, double precision, boolea
 create function evil.round(double precision) returns double precision language sql return 0;
 create function evil.similarity(text, text) returns real language sql return 1;
 create function evil.lower(text) returns text language sql return 'hijack:quiet';
+create table evil.community_places (like private.community_places);
+create function evil.counted_positions(text[], timestamptz)
+    returns table(location_id text, reporter_id uuid, lat double precision, lng double precision, created_at timestamptz, id bigint)
+    language sql as $$ select 'hijack:lone', null::uuid, 0::double precision, 0::double precision, now(), 0::bigint $$;
 create table evil.places (source text, location_id text, name text, kind text, lat double precision, lng double precision);
 insert into evil.places values ('evil', 'hijack:fake', 'fake', 'parking', 48.8566, 2.3522);
 grant all on all tables in schema evil to public;
@@ -125,6 +134,16 @@ select throws_ok($$select tap.evil_exec('insert into public.price_reports (locat
 select tap.evil_exec($$insert into public.price_reports (location_id, rate_kind, price_cents) values ('hijack:new', 'hourly', 1)$$) \g /dev/null
 select cmp_ok((current_setting('pricesvc.receipts', true)::jsonb -> 0 ->> 'created_at')::timestamptz, '>', '2001-01-01'::timestamptz,
           'admit_price_report(): created_at is the real clock');
+-- median_enqueue() with coordinates: the real threshold, counted positions and table.
+select tap.evil_exec($$insert into public.price_reports (location_id, rate_kind, price_cents, lat, lng) values ('hijack:lone', 'hourly', 1, 1.5, 2.5)$$) \g /dev/null
+select tap.evil_exec($$insert into public.price_reports (location_id, rate_kind, price_cents, lat, lng) values ('hijack:spot', 'hourly', 400, 48.8390, 2.3530)$$) \g /dev/null
+reset role;
+select is((select array_agg(location_id || ' ' || round(lat::numeric, 4) || ' ' || round(lng::numeric, 4) || ' ' || reporters)
+           from private.community_places where location_id like 'hijack:%' and lat is not null),
+          array['hijack:spot 48.8386 2.3522 3'],
+          'median_enqueue(): one reporter makes no community place; the third at hijack:spot makes it, at the real median');
+select is((select count(*)::int from evil.community_places), 0, 'median_enqueue(): the attacker''s table is untouched');
+set local role authenticated;
 
 -- Median functions: real threshold, real window, real aggregate, real table.
 select results_eq($$select * from tap.evil('select median_cents, reporters from public.price_median(''hijack:garage'')')$$,
@@ -147,6 +166,8 @@ select throws_ok($$select tap.evil('select * from public.published_cost(array[''
 -- Places: real table, real distances, real index order, real medians and prices, real bounds.
 select results_eq($$select * from tap.evil('select location_id, distance_m, median_cents, published_cents from public.places_nearby(48.8566, 2.3522, 500, ''hourly'', ''2026-03-03 10:00+00'', ''PT2H'')')$$,
                   array['(hijack:garage,100,200,200)', '(hijack:quiet,200,,)'], 'places_nearby(): unchanged');
+select results_eq($$select * from tap.evil('select location_id, source, distance_m, median_cents from public.places_nearby(48.8386, 2.3522, 100)')$$,
+                  array['(hijack:spot,community,0,400)'], 'places_nearby(): the real community places');
 select throws_ok($$select tap.evil('select * from public.places_nearby(48.8566, 2.3522, 5001)')$$,
                  '22023', 'radius_m must be between 1 and 5000', 'places_nearby(): the widest radius is not raised');
 select throws_ok($$select tap.evil('select * from public.places_nearby(48.8566, 2.3522, max_results => 101)')$$,
@@ -158,7 +179,7 @@ select throws_ok($$select tap.evil('select * from public.places_match(''x'', 48.
 reset role;
 set local role price_analyst;
 select results_eq($$select * from tap.evil('select location_id from public.price_median_overview() where location_id like ''hijack:%''')$$,
-                  array['(hijack:garage)'], 'price_median_overview(): unchanged');
+                  array['(hijack:garage)', '(hijack:spot)'], 'price_median_overview(): unchanged');
 select results_eq($$select * from tap.evil('select median_cents, published_cents, difference_cents from public.price_vs_published(''2026-03-03 10:00+00'') where location_id like ''hijack:garage''')$$,
                   array['(200,100,100)'], 'price_vs_published(): unchanged');
 reset role;
@@ -206,6 +227,11 @@ select ok((select count(*) from private.median_queue where location_id like 'hij
 select tap.evil_exec($$select private.median_fold_stale(interval '0')$$) \g /dev/null
 select is((select count(*)::int from private.median_queue where location_id like 'hijack:%'), 0,
           'median_fold_stale(): folds the real queue');
+
+-- forget_user(): the real community places follow the erasure.
+select tap.evil_exec(format('select auth.forget_user(%L)', tap.carol())) \g /dev/null
+select is((select count(*)::int from private.community_places where location_id = 'hijack:spot' and lat is not null), 0,
+          'forget_user(): two reporters left, the real community place is gone');
 
 select * from finish();
 rollback;

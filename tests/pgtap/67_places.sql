@@ -4,7 +4,7 @@
 -- order (KNN), whatever the radius.
 begin;
 \ir _helpers.psql
-select plan(51);
+select plan(55);
 \ir _cds_helpers.psql
 
 -- A place at a distance and bearing from a point, on PostGIS's sphere (what distance_m measures).
@@ -105,6 +105,20 @@ select results_eq($$select location_id, distance_m from places_nearby(37.7955, -
 select results_eq($$select location_id from places_nearby(37.7955, -122.3937, max_results => 4)$$,
                   $$values ('tap:around'), ('tap:100'), ('tap:250'), ('tap:300-a')$$,
                   'max_results cuts a tie by location_id, not by the index''s order');
+-- Ties at the cut by whole metres, settled in the KNN scan's spare rows or, when more tie than it has
+-- spares, by the search of everything within those metres: either way the first n by metres and id.
+-- Fifteen places 200 m away (201.4 m on the ellipsoid is still 200 m here: the sphere's metres), inserted
+-- against their ids' order, and one 50 m away.
+select tap.place('tie:near', 40.0, -75.0, 50, 10);
+select tap.place('tie:' || lpad(i::text, 2, '0'), 40.0, -75.0, 200 + (i % 3) * 0.1, i * 23) from generate_series(15, 1, -1) i;
+select is((select array_agg(distinct distance_m) from places_nearby(40.0, -75.0) where location_id <> 'tie:near'), array[200],
+          'the fifteen are all 200 whole metres away');
+select results_eq($$select location_id from places_nearby(40.0, -75.0, max_results => 3)$$,
+                  $$values ('tie:near'), ('tie:01'), ('tie:02')$$,
+                  'more tied at the cut than the scan has spare rows: the first n by id');
+select results_eq($$select location_id from places_nearby(40.0, -75.0, max_results => 10)$$,
+                  $$select 'tie:near' union all (select 'tie:' || lpad(i::text, 2, '0') from generate_series(1, 9) i)$$,
+                  'every tied place within the spare rows: the first n by id as well');
 select results_eq($$select location_id from places_nearby(37.7955, -122.3937, radius_m => 1000)$$,
                   $$values ('tap:around'), ('tap:100'), ('tap:250'), ('tap:300-a'), ('tap:300-b'), ('tap:600')$$,
                   'a wider radius reaches the 600 m place');
@@ -200,13 +214,25 @@ from generate_series(1, 20000) i;
 analyze private.places;
 
 select matches(tap.plan_of($$select * from private.places_nearest(
-                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 500, 20)$$),
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 500, 20, now())$$),
                'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\)',
                '500 m, 20 results: the GiST index walked in distance order, stopped by the limit');
 select matches(tap.plan_of($$select * from private.places_nearest(
-                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100)$$),
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100, now())$$),
                'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\)',
                '5 km around 20 000 places: still the KNN scan, not a bitmap scan and a sort');
+-- places_nearby keeps generic plans (force_generic_plan): planned for no point, radius or count at all,
+-- the scan is still the KNN walk.
+prepare nearest_generic(extensions.geography, double precision, integer, timestamptz) as
+    select * from private.places_nearest($1, $2, $3, $4);
+set local plan_cache_mode = force_generic_plan;
+set local enable_seqscan = off;
+select matches(tap.plan_of($$execute nearest_generic(
+                   extensions.st_setsrid(extensions.st_makepoint(-122.405, 37.774), 4326)::extensions.geography, 5000, 100, now())$$),
+               'Limit\n *->  Index Scan using places_geog on places p\n.*Index Cond: \(geog OPERATOR\(extensions\.&&\) extensions._st_expand\(\$1, \$2\)\).*\n *Order By: \(geog OPERATOR\(extensions\.<->\) \$1\)',
+               'a generic plan (as places_nearby keeps): the KNN walk, its bounds parameters');
+reset plan_cache_mode;
+reset enable_seqscan;
 select is((select count(*)::int from places_nearby(37.774, -122.405, radius_m => 5000, max_results => 100)), 100,
           'the widest search over the dense city answers its 100');
 

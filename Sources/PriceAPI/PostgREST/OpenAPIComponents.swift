@@ -229,7 +229,7 @@ extension OpenAPIDocument {
     /// The columns of a report, as a submission names them.
     static let reportFields: [(String, String)] = [
         ("location_id", "LocationID"), ("rate_kind", "RateKind"), ("price_cents", "PriceCents"),
-        ("currency", "Currency"), ("client_report_id", "ClientReportID"),
+        ("currency", "Currency"), ("client_report_id", "ClientReportID"), ("lat", "Latitude"), ("lng", "Longitude"),
     ]
 
     static func reportProperties(_ names: [String]) -> JSONValue {
@@ -240,7 +240,9 @@ extension OpenAPIDocument {
 
     private static var schemas: JSONValue {
         let timestamp: JSONValue = ["type": "string", "format": "date-time"]
-        var stored = reportProperties(reportFields.map(\.0)).objectValue!.members.map { ($0.key, $0.value) }
+        // What return=representation answers: never the coordinates (a report's position is never returned).
+        var stored = reportProperties(reportFields.map(\.0).filter { !ReportSubmission.coordinateColumns.contains($0) })
+            .objectValue!.members.map { ($0.key, $0.value) }
         stored.insert(("id", ["type": "integer"]), at: 0)
         stored.append(("created_at", timestamp))
         return [
@@ -260,9 +262,28 @@ extension OpenAPIDocument {
                 "pattern": .string(anchored("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")),
                 "description": "Makes a retry idempotent: the same id with the same values stores nothing new",
             ],
+            "Latitude": [
+                "type": "number", "minimum": .number(JSONNumber(Int(-ReportSubmission.latitudeBound))),
+                "maximum": .number(JSONNumber(Int(ReportSubmission.latitudeBound))),
+                "example": 37.7947,
+                "description": "The place's latitude as the app knows it (WGS 84 degrees), with lng or not at all (both keys left out; null is refused). Stored and never returned; counted only towards community places, where no import places the location id",
+            ],
+            "Longitude": [
+                "type": "number", "minimum": .number(JSONNumber(Int(-ReportSubmission.longitudeBound))),
+                "maximum": .number(JSONNumber(Int(ReportSubmission.longitudeBound))),
+                "example": -122.3930,
+                "description": "The place's longitude (WGS 84 degrees), with lat or not at all",
+            ],
+            // lat and lng go together, so a report with them is its own form (both required).
             "PriceReport": [
                 "type": "object", "additionalProperties": false,
                 "required": ["location_id", "rate_kind", "price_cents"],
+                "properties": reportProperties(reportFields.map(\.0).filter { !ReportSubmission.coordinateColumns.contains($0) }),
+            ],
+            "PlacedPriceReport": [
+                "type": "object", "additionalProperties": false,
+                "description": "A report with the place's coordinates: lat and lng both",
+                "required": ["location_id", "rate_kind", "price_cents", "lat", "lng"],
                 "properties": reportProperties(reportFields.map(\.0)),
             ],
             "StoredReport": ["type": "object", "properties": .object(JSONObject(uniqueKeysWithValues: stored))],

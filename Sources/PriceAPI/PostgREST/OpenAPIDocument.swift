@@ -116,7 +116,9 @@ public enum OpenAPIDocument {
     private static var reportsInsert: Operation {
         // A batch is all or nothing and every row has the same keys, so each set of optional keys is its own array form.
         let required = ["location_id", "rate_kind", "price_cents"]
-        let batches: [JSONValue] = [[], ["currency"], ["client_report_id"], ["currency", "client_report_id"]].map { optional in
+        let optionalSets: [[String]] = [[], ["currency"], ["client_report_id"], ["currency", "client_report_id"]]
+        // lat and lng go together: each set of optional keys with both of them, or with neither.
+        let batches: [JSONValue] = (optionalSets + optionalSets.map { $0 + ["lat", "lng"] }).map { optional in
             let keys = required + optional
             return ["type": "array", "minItems": 1, "maxItems": .number(JSONNumber(ReportSubmission.maxRows)), "items": [
                 "type": "object", "additionalProperties": false,
@@ -136,7 +138,7 @@ public enum OpenAPIDocument {
                 ]],
             ]],
             requestBody: ["required": true, "content": ["application/json": ["schema": [
-                "oneOf": .array([ref("schemas", "PriceReport")] + batches),
+                "oneOf": .array([ref("schemas", "PriceReport"), ref("schemas", "PlacedPriceReport")] + batches),
             ]]]],
             responses: [
                 (201, ["description": "Stored. No body with return=minimal (the default); with Prefer: return=representation the stored rows as a JSON array of StoredReport",

@@ -2,9 +2,16 @@ import PriceJSON
 
 /// `POST /rest/v1/price_reports` parsed and checked before it reaches the database.
 /// The database enforces every rule again; this layer exists to give a person a precise
-/// message, and to make sure only the five client-writable columns are ever sent.
+/// message, and to make sure only the client-writable columns are ever sent.
 struct ReportSubmission: Sendable, Equatable {
-    static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id"]
+    static let columns = ["location_id", "rate_kind", "price_cents", "currency", "client_report_id", "lat", "lng"]
+    /// The place's position as the app knows it (WGS 84 degrees; both or neither): stored, never returned
+    /// (not even in `return=representation`), and counted only towards community places (docs/api.md).
+    static let coordinateColumns: Set<String> = ["lat", "lng"]
+    /// The bounds of `lat` and `lng` (the table's checks `price_reports_lat_range` and
+    /// `price_reports_lng_range` say the same); the OpenAPI document states them from here.
+    static let latitudeBound = 90.0
+    static let longitudeBound = 180.0
     /// Rows in one batch; the OpenAPI document states the same bound from here.
     static let maxRows = 10
     /// The largest `price_cents` (the table's check `price_reports_price_cents_range` says the same);
@@ -78,6 +85,7 @@ struct ReportSubmission: Sendable, Equatable {
                 }
                 if case .failure(let error) = check(column: key, value: value) { return .failure(error) }
             }
+            if case .failure(let error) = checkCoordinates(members) { return .failure(error) }
             let keys = Set(members.keys)
             if let expected = firstKeys, expected != keys {
                 return .failure(APIError(.keysDiffer(element: index)))
@@ -125,6 +133,12 @@ struct ReportSubmission: Sendable, Equatable {
     /// Type checks per column. Range and format rules that the table's CHECK constraints also
     /// hold are repeated only where the database's message would be unhelpful (types, NUL bytes).
     static func check(column: String, value: JSONValue) -> Result<Void, APIError> {
+        // A report without coordinates leaves both out: null is not "no coordinates" (the OpenAPI document
+        // can then say exactly which bodies are accepted: both numbers, or neither key).
+        if value.isNull, coordinateColumns.contains(column) {
+            return .failure(.invalidInput("22P02", "\(column) must be a number of degrees",
+                                          hint: "Leave lat and lng out for a report without coordinates"))
+        }
         if value.isNull {
             return .success(())
         }
@@ -141,6 +155,15 @@ struct ReportSubmission: Sendable, Equatable {
                 return .failure(.invalidInput("23514", "price_cents must be between 1 and \(maxPriceCents)",
                                             details: "Got \(cents)"))
             }
+        case "lat", "lng":
+            let bound = column == "lat" ? latitudeBound : longitudeBound
+            guard let number = value.numberValue else {
+                return .failure(typeError(column, "a number of degrees, e.g. \(column == "lat" ? "37.7955" : "-122.3937")"))
+            }
+            guard let degrees = number.asDouble, degrees >= -bound, degrees <= bound else {
+                return .failure(.invalidInput("23514", "\(column) must be between \(Int(-bound)) and \(Int(bound))",
+                                            details: "Got \(value.serialized().prefix(40))"))
+            }
         case "client_report_id":
             guard let text = value.stringValue else { return .failure(typeError(column, "a UUID string")) }
             guard UUIDText.isValid(text) else {
@@ -154,6 +177,16 @@ struct ReportSubmission: Sendable, Equatable {
             }
         }
         return .success(())
+    }
+
+    /// `lat` and `lng` go together (the table's check `price_reports_coordinates_together`): a row has
+    /// both keys, as numbers (``check(column:value:)``), or neither.
+    static func checkCoordinates(_ row: JSONObject) -> Result<Void, APIError> {
+        let given = coordinateColumns.filter { row[$0] != nil }
+        guard given.count == 1, let one = given.first else { return .success(()) }
+        let other = one == "lat" ? "lng" : "lat"
+        return .failure(.invalidInput("23514", "lat and lng go together: give both or neither",
+                                      details: "Got \(one) without \(other)"))
     }
 
     private static func typeError(_ column: String, _ expected: String) -> APIError {

@@ -47,7 +47,7 @@ struct ReportHandler: Sendable {
         })
     }
 
-    /// The rows as the author sent them, plus `id`, `created_at` and (when not sent) the defaulted
+    /// The rows as the author sent them (but `lat` and `lng`), plus `id`, `created_at` and (when not sent) the defaulted
     /// `currency` from the trigger's receipts.
     static func representation(_ submission: ReportSubmission, receipts text: String?) -> String {
         let receipts = text.flatMap { try? JSONValue.parse(Array($0.utf8), maxBytes: 1 << 20, maxDepth: 4) }?.arrayValue ?? []
@@ -57,7 +57,8 @@ struct ReportHandler: Sendable {
             let receipt: JSONValue = index < receipts.count ? receipts[index] : .null
             writer.beginObject()
             writer.key("id"); writer.value(receipt["id"] ?? .null)
-            for column in ReportSubmission.columns {
+            // Never the coordinates: a report's position is never returned, to anyone (docs/api.md).
+            for column in ReportSubmission.columns where !ReportSubmission.coordinateColumns.contains(column) {
                 if let value = row[column] {
                     writer.key(column); writer.value(value)
                 } else if column == "currency", let currency = receipt["currency"] {
