@@ -328,7 +328,9 @@ PORT=$bound
 note "pricesvc (pid $pricesvc_pid) on 127.0.0.1:$PORT"
 curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { curl -sS "http://127.0.0.1:$PORT/readyz" >&2; die "pricesvc is not ready"; }
 admin=http://127.0.0.1:$admin_port
-pool_size=$(curl -fsS "$admin/metrics" | awk '/^pricesvc_db_pool_size/ { print $2; exit }')
+# awk reads to the end: an early exit closes the pipe while curl still writes a large /metrics, and under
+# pipefail curl's "failed writing body" (23) would end the bench.
+pool_size=$(curl -fsS "$admin/metrics" | awk '/^pricesvc_db_pool_size/ && !found { print $2; found = 1 }')
 pool_size=${pool_size:-${BENCH_POOL_SIZE:-default}}
 
 popular_json='["bench:popular","bench:loc-00001","bench:loc-00002","bench:loc-00003","bench:loc-00004","bench:loc-00005","bench:loc-00006","bench:loc-00007","bench:loc-00008","bench:loc-00009","bench:loc-00010","bench:loc-00011"]'
