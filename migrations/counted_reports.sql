@@ -9,7 +9,7 @@
 --   one currency.
 --
 -- counted_reports() below is that rule as a query over price_reports; the median store keeps the same
--- thing incrementally and must equal it (docs/median-store.md; tests/differential/median_rule.py checks
+-- thing incrementally and must equal it (docs/median-store.md; integration/differential/median_rule.py checks
 -- it after every step of random histories).
 --
 -- Time is elapsed time, whatever the session's TimeZone: `timestamptz - interval '180 days'` is 180
