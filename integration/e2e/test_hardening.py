@@ -1,4 +1,4 @@
-"""The guarantees against an active attacker (docs/threat-model.md), one test per reproduction.
+"""The guarantees against an active attacker, one group of tests per attack of docs/threat-model.md, in its order.
 
 Attackers here use what they would have: plain HTTP as any user, psql as an analyst, and psql with the
 service's own `authenticator` login (which can set any setting and switch to the client roles, but
@@ -45,7 +45,7 @@ def insert_sql(token: str, loc: str, cents: int = 500, extra: str = "") -> str:
 
 # ---------------------------------------------------------------- 1. sybils
 
-def test_1_two_fresh_sybils_cannot_complete_a_threshold_around_one_persons_price(api, db):
+def test_two_fresh_sybils_cannot_complete_a_threshold_around_one_persons_price(api, db):
     victim, sybil_1, sybil_2 = api.new_session(), api.new_session(), api.new_session()
     loc = location("sybil")
     assert api.submit([report(loc, 1234)], victim["access_token"]).status_code == 201
@@ -59,7 +59,7 @@ def test_1_two_fresh_sybils_cannot_complete_a_threshold_around_one_persons_price
     assert [(r["median_cents"], r["reporters"], r["reports"]) for r in rows] == [(1234, 3, 3)]
 
 
-def test_1_reports_from_young_identities_do_not_move_counts_or_times(api, db):
+def test_reports_from_young_identities_do_not_move_counts_or_times(api, db):
     old = [api.new_session() for _ in range(3)]
     loc = location("young")
     for session, cents in zip(old, (300, 400, 500)):
@@ -72,7 +72,7 @@ def test_1_reports_from_young_identities_do_not_move_counts_or_times(api, db):
     assert api.medians([loc], old[0]["access_token"]) == before, "a newcomer's arrival must not be visible"
 
 
-def test_1_last_reported_at_is_never_finer_than_the_hour(api, db):
+def test_last_reported_at_is_never_finer_than_the_hour(api, db):
     sessions = [api.new_session() for _ in range(3)]
     loc = location("hour")
     for session in sessions:
@@ -90,7 +90,7 @@ def analyst_overview(db, since: str) -> str:
                    f"from public.price_median_overview(since => '{since}') o")
 
 
-def test_2_an_analyst_cannot_bisect_on_since_or_read_times_finer_than_the_hour(api, db):
+def test_an_analyst_cannot_bisect_on_since_or_read_times_finer_than_the_hour(api, db):
     sessions = [api.new_session() for _ in range(3)]
     loc = location("bisect")
     for session in sessions:
@@ -107,7 +107,7 @@ def test_2_an_analyst_cannot_bisect_on_since_or_read_times_finer_than_the_hour(a
 
 # ---------------------------------------------------------------- 3. expired tokens in a transaction
 
-def test_3_a_token_that_expires_while_a_transaction_is_open_is_refused(env, migrated, api):
+def test_a_token_that_expires_while_a_transaction_is_open_is_refused(env, migrated, api):
     session = api.new_session()
     # Valid for `left` more seconds (30 s leeway); the transaction first shows that the token is accepted
     # (else this test would only repeat the plain expired-token one), then sleeps past its expiry. On a
@@ -123,7 +123,7 @@ def test_3_a_token_that_expires_while_a_transaction_is_open_is_refused(env, migr
     assert "PT401" in result.stderr and "token expired" in result.stderr, result.stderr
 
 
-def test_3_a_token_whose_session_was_revoked_during_a_transaction_is_refused(env, migrated, api, db):
+def test_a_token_whose_session_was_revoked_during_a_transaction_is_refused(env, migrated, api, db):
     session = api.new_session()
     token = session["access_token"]
     assert api.logout(token).status_code == 204
@@ -134,7 +134,7 @@ def test_3_a_token_whose_session_was_revoked_during_a_transaction_is_refused(env
 
 # ---------------------------------------------------------------- 4. the cap, by commit time
 
-def test_4_a_transaction_held_open_cannot_slip_reports_into_the_past_of_the_window(env, migrated, api, db):
+def test_a_transaction_held_open_cannot_slip_reports_into_the_past_of_the_window(env, migrated, api, db):
     """Ten reports inserted, then the transaction stays open as if for two hours (the superuser moves
     their created_at back inside the same transaction), then commits. They count from the commit."""
     session = api.new_session()
@@ -154,7 +154,7 @@ def test_4_a_transaction_held_open_cannot_slip_reports_into_the_past_of_the_wind
     assert_postgrest_error(eleventh, 429, "PT429")
 
 
-def test_4_held_open_transactions_from_one_reporter_still_admit_exactly_ten(env, migrated, api, db):
+def test_held_open_transactions_from_one_reporter_still_admit_exactly_ten(env, migrated, api, db):
     session = api.new_session()
     first = psql_as(env, "authenticator", insert_sql(session["access_token"], location("held2"),
                                                      extra="select pg_sleep(1);\n").replace(
@@ -171,7 +171,7 @@ def test_4_held_open_transactions_from_one_reporter_still_admit_exactly_ten(env,
 @pytest.mark.parametrize("call", ["pg_advisory_lock(1886546275, 1)", "pg_try_advisory_lock(1)",
                                   "pg_advisory_xact_lock(1886546275, hashtext('x'))",
                                   "pg_advisory_lock_shared(1)", "pg_try_advisory_xact_lock_shared(1, 2)"])
-def test_5_the_service_login_cannot_take_advisory_locks(env, migrated, call):
+def test_the_service_login_cannot_take_advisory_locks(env, migrated, call):
     result = psql_as(env, "authenticator", f"select {call};")
     assert result.returncode != 0 and "42501" in result.stderr, (result.stdout, result.stderr)
     for role in ("anon", "authenticated"):
@@ -179,7 +179,7 @@ def test_5_the_service_login_cannot_take_advisory_locks(env, migrated, call):
         assert result.returncode != 0 and "42501" in result.stderr, (role, result.stderr)
 
 
-def test_5_a_reporter_cannot_be_blocked_by_someone_elses_lock(env, migrated, api, db):
+def test_a_reporter_cannot_be_blocked_by_someone_elses_lock(env, migrated, api, db):
     session = api.new_session()
     holder = subprocess.Popen(["psql", "-X", "-q", "-h", env.pghost, "-U", "authenticator", "-d", "pricesvc",
                                "-c", f"select pg_advisory_lock(1886546275, hashtext('{session['user']['id']}')), "
@@ -202,7 +202,7 @@ def test_5_a_reporter_cannot_be_blocked_by_someone_elses_lock(env, migrated, api
 # ---------------------------------------------------------------- 6. planted role defaults
 
 @pytest.mark.disruptive
-def test_6_planted_role_defaults_change_nothing_and_migrate_clears_them(env, migrated, start_server, anon_key, db):
+def test_planted_role_defaults_change_nothing_and_migrate_clears_them(env, migrated, start_server, anon_key, db):
     planted = psql_as(env, "authenticator", "alter role authenticator set default_transaction_isolation = 'serializable';"
                                             "alter role authenticator set bytea_output = 'escape';"
                                             "alter role authenticator in database pricesvc set role = 'anon';")
@@ -227,7 +227,7 @@ def test_6_planted_role_defaults_change_nothing_and_migrate_clears_them(env, mig
                 "alter role authenticator in database pricesvc reset all")
 
 
-def test_6_the_service_login_cannot_undo_its_log_settings(env, migrated):
+def test_the_service_login_cannot_undo_its_log_settings(env, migrated):
     result = psql_as(env, "authenticator", "alter role authenticator reset log_parameter_max_length;")
     assert result.returncode != 0 and "42501" in result.stderr, result.stderr
     result = psql_as(env, "authenticator", "set log_parameter_max_length = -1;")
@@ -245,7 +245,7 @@ def server_log(env) -> Path:
 
 
 @pytest.mark.disruptive
-def test_7_neither_the_signing_secret_nor_tokens_reach_the_server_log(env, migrated, start_server, anon_key, db):
+def test_neither_the_signing_secret_nor_tokens_reach_the_server_log(env, migrated, start_server, anon_key, db):
     log = server_log(env)
     offset = log.stat().st_size
     db.psql("alter system set log_statement = 'all'")
@@ -279,7 +279,7 @@ def test_7_neither_the_signing_secret_nor_tokens_reach_the_server_log(env, migra
 
 # ---------------------------------------------------------------- 8. refresh tokens do not fork
 
-def test_8_a_refresh_token_presented_twice_in_the_window_returns_the_same_child(api):
+def test_a_refresh_token_presented_twice_in_the_window_returns_the_same_child(api):
     session = api.new_session()
     first = api.refresh(session["refresh_token"])
     second = api.refresh(session["refresh_token"])
@@ -287,7 +287,7 @@ def test_8_a_refresh_token_presented_twice_in_the_window_returns_the_same_child(
     assert first.json()["refresh_token"] == second.json()["refresh_token"]
 
 
-def test_8_concurrent_presentations_converge_on_one_child(api, db):
+def test_concurrent_presentations_converge_on_one_child(api, db):
     session = api.new_session()
     with concurrent.futures.ThreadPoolExecutor(5) as pool:
         responses = list(pool.map(lambda _: api.refresh(session["refresh_token"]), range(5)))
@@ -298,7 +298,7 @@ def test_8_concurrent_presentations_converge_on_one_child(api, db):
     assert tokens == "2", "the session forked"
 
 
-def test_8_within_the_window_an_old_token_answers_with_the_live_one(api):
+def test_within_the_window_an_old_token_answers_with_the_live_one(api):
     session = api.new_session()
     child = api.refresh(session["refresh_token"]).json()["refresh_token"]
     grandchild = api.refresh(child).json()["refresh_token"]
@@ -310,7 +310,7 @@ def test_8_within_the_window_an_old_token_answers_with_the_live_one(api):
 # ---------------------------------------------------------------- 9. revoked sessions
 
 @pytest.mark.parametrize("how", ["logout", "reuse"])
-def test_9_a_revoked_sessions_access_token_stops_working_at_once(start_server, anon_key, how):
+def test_a_revoked_sessions_access_token_stops_working_at_once(start_server, anon_key, how):
     server = start_server(REFRESH_REUSE_SECONDS=1, RATE_LIMIT_PER_MINUTE=100000, TRUSTED_PROXIES="127.0.0.1")
     api = server.api(anon_key, forwarded_for=fake_client_ip())
     session = api.new_session()
@@ -339,7 +339,7 @@ def test_9_a_revoked_sessions_access_token_stops_working_at_once(start_server, a
 
 # ---------------------------------------------------------------- 10. honest replays
 
-def test_10_a_replay_with_a_different_body_is_409_and_stores_nothing(api, token, db):
+def test_a_replay_with_a_different_body_is_409_and_stores_nothing(api, token, db):
     row = report(cents=450)
     first = api.submit([row], token, prefer="return=representation")
     assert first.status_code == 201
@@ -355,7 +355,7 @@ def test_10_a_replay_with_a_different_body_is_409_and_stores_nothing(api, token,
 
 # ---------------------------------------------------------------- 11. the owner
 
-def test_11_functions_and_tables_belong_to_a_non_superuser_owner(db):
+def test_functions_and_tables_belong_to_a_non_superuser_owner(db):
     attributes = db.scalar("select rolsuper::text || rolcanlogin::text || rolbypassrls::text "
                            "from pg_roles where rolname = 'pricesvc_owner'")
     assert attributes == "falsefalsetrue"
