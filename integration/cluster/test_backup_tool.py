@@ -1,4 +1,4 @@
-"""pricesvc-backup on a Patroni node (issue 36, "Installed operator tools"): the same timer runs on every
+"""pricesvc-backup on a Patroni node, installed as an operator tool: the same timer runs on every
 node with that node's pgBackRest configuration and its Patroni REST API; only the leader's run backs up."""
 
 from __future__ import annotations

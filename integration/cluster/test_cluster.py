@@ -296,7 +296,7 @@ def write_measurements(update: dict) -> None:
 
 
 def test_a_switchover_under_load_answers_only_2xx_and_writes_follow_the_new_leader(cluster):
-    """Maintenance nobody notices (issue 36): while the leader hands over, pricesvc holds the requests
+    """Maintenance nobody notices: while the leader hands over, pricesvc holds the requests
     (PRICESVC_DB_HOLD_MS, default 5 s) that cannot be applied twice, so clients see only 201s. The
     demoted leader turns read-only under open connections (25006): rolled back, so safe to send again."""
     old_leader = cluster.node("leader")["name"]

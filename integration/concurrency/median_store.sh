@@ -2,7 +2,7 @@
 # The median store stays consistent under parallel inserts: 16 connections insert 1 600 reports into
 # two locations at once (so folds, which every 16th report tries under a try-lock, race with inserts and
 # with each other, and with the maintenance fold `pricesvc prune` runs, looping meanwhile), then the store must answer what the query over every report answers, and its books
-# must balance; and the community places of the two locations (issue 34: every report carries coordinates,
+# must balance; and the community places of the two locations (every report here carries coordinates,
 # each insert refreshes its location's place under a lock) must be what the counted positions say.
 #
 #   integration/concurrency/median_store.sh ['postgresql:///pricesvc?host=DIR&user=<superuser>']

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The median rule, differentially (issue 31): random histories of operations against a real database,
+"""The median rule, differentially: random histories of operations against a real database,
 and after every step every median function's answer compared with a reference computed in Python from
 the raw rows of public.price_reports.
 
@@ -20,8 +20,8 @@ Each history runs in a database of its own (created, migrated with the real `pri
 - settings changes (window, threshold, mode, band width, maturity) through `pricesvc migrate` with an
   edited settings.sql, or settings.sql run in an open transaction while another session inserts;
 - sessions in UTC, America/New_York, Australia/Sydney and Asia/Kathmandu; a second session holding an
-  insert open while another operation runs (and the reverse), as the two orders of issue 31's
-  reproduction 4.
+  insert open while another operation runs (and the reverse), so reports are admitted while
+  the threshold mode changes, in both orders.
 After every step: price_median, price_medians, price_median_overview (whole window and narrowed),
 price_quotes, price_vs_published and the store's exact path (private.report_medians_exact, which the
 summaries could otherwise hide) each equal the reference at the instant before or after the read;
@@ -161,7 +161,7 @@ class Report:
     price_cents: int
     created: int  # epoch microseconds
     matures: float  # epoch microseconds, inf for never
-    lat: float | None = None  # the place's coordinates as the report gave them (issue 34), or none
+    lat: float | None = None  # the place's coordinates as the report gave them, or none
     lng: float | None = None
 
 
@@ -204,7 +204,7 @@ def median_of(values: list[float]) -> float:
 
 
 def positions_reference(reports: list[Report], window: int, threshold: int, at: int) -> list[tuple]:
-    """Community places at `at` (issue 34, the rule of private.counted_positions and
+    """Community places at `at` (the rule of private.counted_positions and
     community_places_refresh): per location, each counted reporter's latest counted report with
     coordinates, of any rate kind; the per-coordinate median once `threshold` reporters gave them."""
     latest: dict[tuple, Report] = {}
@@ -229,7 +229,7 @@ class History:
         self.rng = random.Random(seed)
         # The reads' own choices: adding a check does not change the histories a seed makes.
         self.read_rng = random.Random(-seed)
-        # The coordinates' own choices too (issue 34): the histories of the seeds before them stay the same.
+        # The coordinates' own choices too: the histories of the seeds before them stay the same.
         self.place_rng = random.Random(seed * 7919 + 1)
         self.log: list[str] = []
         self.database = f"median_rule_{seed}_{os.getpid()}"
@@ -241,7 +241,7 @@ class History:
         self.migrations = Path(tempfile.mkdtemp(prefix="median-rule-")) / "migrations"
         shutil.copytree(migrations, self.migrations)
         self.reads = 0
-        self.placed = 0  # community place rows compared (issue 34): a history that places none checks little
+        self.placed = 0  # community place rows compared: a history that places none checks little
 
     def note(self, text: str) -> None:
         self.log.append(text)
@@ -312,7 +312,7 @@ class History:
                  "price_cents": self.rng.choice([100, 150, 190, 200, 250, 310, 370, 450, 1000, 64 * self.rng.randint(1, 20)]),
                  "currency": self.rng.choice(["USD"] * 5 + ["EUR"]), "client_report_id": str(uuid.UUID(int=self.rng.getrandbits(128)))}
                 for _ in range(self.rng.choice([1, 1, 1, 2, 3]))]
-        # Most of them with coordinates, a few metres around one point per location (issue 34).
+        # Most of them with coordinates, a few metres around one point per location.
         for row in rows:
             if self.place_rng.random() < 0.8:
                 base = 37.0 + self.locations.index(row["location_id"]) * 0.01
@@ -599,7 +599,7 @@ class History:
                      "select (extract(epoch from clock_timestamp()) * 1000000)::bigint; rollback")
         compare(f"[{s.name} {s.zone}] price_median_overview() after a rebuild", as_rows(rows[1:-1]), int(rows[0][0]), int(rows[-1][0]),
                 lambda at: reference(reports, window, threshold, at))
-        # Community places (issue 34): a rebuild from the reports alone places each location where the rule
+        # Community places: a rebuild from the reports alone places each location where the rule
         # says, at its instant (taken between the two clocks, as above).
         s = self.read_session()
         place_cols = "location_id, round(lat::numeric, 9), round(lng::numeric, 9), reporters"
@@ -611,7 +611,7 @@ class History:
         compare(f"[{s.name} {s.zone}] community_places after a rebuild",
                 sorted((r[0], float(r[1]), float(r[2]), int(r[3])) for r in rows[1:-1]), int(rows[0][0]), int(rows[-1][0]),
                 lambda at: positions_reference(reports, window, threshold, at))
-        # And the searches themselves, with no rebuild (issue 34): places_within, which places_nearby and
+        # And the searches themselves, with no rebuild: places_within, which places_nearby and
         # places_match read, at this instant and at one ahead, when reporters have matured and reports left
         # the window with no write in between. Imported ids are placed by their import, not here.
         imported = {r[0] for r in self.observer.run("select location_id from private.places")}
@@ -625,11 +625,11 @@ class History:
         compare(f"[{s.name} {s.zone}] places_within(community, {ahead} s ahead)",
                 sorted((r[0], float(r[1]), float(r[2])) for r in rows), t0 + ahead * 1000000, t1 + ahead * 1000000,
                 lambda at: [p[:3] for p in positions_reference(reports, window, threshold, at) if p[0] not in imported])
-        # Stored maturity follows the threshold mode (reproduction 4).
+        # Stored maturity follows the threshold mode.
         self.check_mode(f"step {step}")
 
-    def reproduction_4(self) -> None:
-        """Issue 31, reproduction 4, both orders: reports admitted while the threshold mode changes.
+    def mode_changes_during_open_inserts(self) -> None:
+        """Reports admitted while the threshold mode changes, both orders.
         Unattested reporters' inserts are open in another session when `pricesvc migrate` switches to
         'attested'; then settings.sql switching back runs in an open transaction while they insert."""
         b = self.other
@@ -704,11 +704,11 @@ def main() -> int:
     history = History(0, 0, args.pricesvc, base, args.migrations)
     try:
         history.setup()
-        history.reproduction_4()
-        print("ok 1 - reproduction 4: reports admitted while the threshold mode changes follow the new mode, both orders")
+        history.mode_changes_during_open_inserts()
+        print("ok 1 - reports admitted while the threshold mode changes follow the new mode, both orders")
     except Failure as failure:
         failed += 1
-        print("not ok 1 - reproduction 4")
+        print("not ok 1 - reports admitted while the threshold mode changes follow the new mode, both orders")
         print(f"# {failure}".replace("\n", "\n# "))
         for line in history.log:
             print("#   " + line)

@@ -1,4 +1,4 @@
-"""docs/alerts.yml (issue 24, reproduction 5): the Prometheus rules are valid (`promtool check rules`),
+"""docs/alerts.yml: the Prometheus rules are valid (`promtool check rules`),
 each fires on the series it is about and not on healthy ones (`promtool test rules`). That every pricesvc
 series they name is served is test_dashboard.py's check, which waits for the maintenance series."""
 

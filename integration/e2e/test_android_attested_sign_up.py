@@ -1,4 +1,4 @@
-"""Attested sign-up on Android (issue 35): `GET /auth/v1/challenge?type=android_key_attestation`, then
+"""Attested sign-up on Android: `GET /auth/v1/challenge?type=android_key_attestation`, then
 `POST /auth/v1/signup` with `gotrue_meta_security.captcha_token` = {"type":"android_key_attestation",
 "chain":[base64 DER, leaf first],"challenge"} as JSON text, as supabase-py's
 `sign_in_anonymously(captcha_token=...)` sends it, unmodified. The chains are made by key_attestation.py

@@ -1,4 +1,4 @@
-"""Attested sign-up (issue 20): `GET /auth/v1/challenge?type=app_attest`, then `POST /auth/v1/signup` with
+"""Attested sign-up: `GET /auth/v1/challenge?type=app_attest`, then `POST /auth/v1/signup` with
 `gotrue_meta_security.captcha_token` = {"type":"app_attest","key_id","attestation","challenge"} as JSON text,
 as supabase-py's `sign_in_anonymously(captcha_token=...)` sends it, unmodified. The attestation objects are
 made by app_attest.py under a test root (PRICESVC_APP_ATTEST_ROOT_CA_FILE). Each mode of

@@ -209,7 +209,7 @@ def test_logout_after_a_refresh_kills_the_rotated_token_too(api):
 
 @pytest.mark.parametrize("scope", ["global", "local", "others"])
 def test_logout_with_a_revoked_sessions_token_is_403_session_not_found_like_user(api, scope):
-    # Issue 19: the second logout answered 204 as if it had signed something out, while /user said 403.
+    # The second logout once answered 204 as if it had signed something out, while /user said 403.
     session = api.new_session()
     assert api.logout(session["access_token"], scope="local").status_code == 204
     assert_auth_error(api.get("/auth/v1/user", token=session["access_token"]), 403, "session_not_found")

@@ -141,7 +141,7 @@ def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pric
     assert listed["archive"]["max"] >= incremental["wal_stop"]
     assert installed("backups")["backups"] == listed["backups"] and Path(listed["repository"]).is_dir()
     stamps = db.psql("select client_report_id || '@' || pg_xact_commit_timestamp(xmin) from public.price_reports order by 1")
-    # Issue 32, reproduction 4: the repository is encrypted by default, with a passphrase file of its own.
+    # A backup once held the signing keys in plain text. The repository is encrypted by default, with a passphrase file of its own.
     # Neither the signing secret nor a session id is anywhere in it in plain text (zstd-compressed or
     # not): backups or WAL archive. The restores below read it back.
     assert_repository_keeps_no_secret(pg_dir, listed["repository"], [

@@ -235,7 +235,7 @@ def _users_left(db, ids) -> int:
 
 
 def test_prune_refuses_an_age_below_maturity_and_pruned_sybils_never_count(migrated, db, api):
-    """Issue 19, reproduction 6: three fresh identities reported and signed out, `prune --older-than 1s`
+    """Three fresh identities reported and signed out, `prune --older-than 1s` once
     deleted them, and price_medians then showed their median with reporters 3 (a missing identity read
     as an old one). Prune now refuses any age below the maturity plus the fold margin, and each report
     keeps when its reporter matures, so even identities deleted by hand never count early."""

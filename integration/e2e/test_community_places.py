@@ -1,4 +1,4 @@
-"""Community places (issue 34, "From the community"): a report may carry lat and lng, both or neither, in
+"""Community places: a report may carry lat and lng, both or neither, in
 range; a location id no import places appears in places_nearby once three counted (aged) reporters gave
 coordinates, at their per-coordinate median, and never after two. The SQL rules (bounds, moving, imported
 places, forget-user, rebuild, the KNN plan) are in integration/pgtap/69_community_places.sql; here: the HTTP

@@ -1,4 +1,4 @@
-"""Cost budgets (issue 19, reproductions 3 and 9): one address cannot take the database from everyone else,
+"""Cost budgets: one address cannot take the database from everyone else,
 a quote's size is capped (locations x days, a 400 naming the limit), and a feed whose values would break
 quotes is refused at import, naming the JSON path."""
 

@@ -1,4 +1,4 @@
-"""CSV cannot carry spreadsheet formulas (issue 32, reproduction 6).
+"""CSV cannot carry spreadsheet formulas.
 
 A location id is chosen by whoever reports it. One such as =HYPERLINK("http://…"&A1,"open"), reported by
 three mature identities, reaches the medians, and from there the API's `Accept: text/csv` answers and the

@@ -1,4 +1,4 @@
-"""docs/grafana-dashboard.json (issue 36, "A Grafana dashboard"): valid against a JSON schema of what Grafana
+"""docs/grafana-dashboard.json, the Grafana dashboard: valid against a JSON schema of what Grafana
 needs to import it (integration/dashboard/grafana-dashboard.schema.json, checked with jsonschema from PyPI: no
 Grafana is packaged in Debian or on PyPI), every query valid PromQL (promtool), and every pricesvc series
 the dashboard and docs/alerts.yml name served on /metrics by a running instance."""

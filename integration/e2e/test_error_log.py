@@ -1,4 +1,4 @@
-"""Errors are logged (issue 24, reproduction 5): a 503 from a statement timeout once showed in the access
+"""Errors are logged: a 503 from a statement timeout once showed in the access
 log as `"status":503` only. Now every 5xx and every failure of the database is one JSON line on stderr
 with its route and SQLSTATE, never a token or a body; the error counters exist from the start, at zero;
 the pools, the replica pool and the maintenance runs have series."""

@@ -1,4 +1,4 @@
-"""Maintenance nobody notices (issue 36): while PostgreSQL is away for a moment (a switchover: no leader
+"""Maintenance nobody notices: while PostgreSQL is away for a moment (a switchover: no leader
 for a second or two), pricesvc holds a request, within PRICESVC_DB_HOLD_MS, and sends it again once the
 database answers, but only when sending it again cannot store anything twice.
 

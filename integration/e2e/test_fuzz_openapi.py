@@ -46,7 +46,7 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403",
 include-path-regex = "^/rest/v1/rpc/"
 # A single object asked of a result that is not one row is 406 PGRST116, and an offset past a counted
 # total is 416 PGRST103: both depend on the rows, not on the request. A select that names an output twice
-# (`*,location_id`), has more than 32 items or too many order terms is 400 PGRST100 (issue 19: no
+# (`*,location_id`), has more than 32 items or too many order terms is 400 PGRST100 (no
 # pattern can say "no repeats"), and so is a response over PRICESVC_MAX_RESPONSE_BYTES (PGRST190).
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "406", "409", "416", "429", "5xx"]
 """

@@ -1,4 +1,4 @@
-"""Rotating the signing key without breaking anyone (issue 24, reproduction 2), and publishable API keys.
+"""Rotating the signing key without breaking anyone, and publishable API keys.
 
 The rotation is the documented one (docs/configuration.md, "Rotation"), run by a login role that is a
 member of pricesvc_owner and not a superuser: `pricesvc keys add`, roll the instances, `keys promote`,
@@ -107,8 +107,8 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
         added = rotator("add", "--next-secret-file", str(new_file))
         assert "added key" in added.stdout
         wait_for_keys(old, 2)
-        # A restarted instance, still told the old key as its previous one (issue 32, reproduction 3:
-        # that key must stop working there too once the database retires it).
+        # A restarted instance, still told the old key as its previous one: that
+        # key must stop working there too once the database retires it.
         new = start_server(JWT_SECRET_FILE=str(new_file), JWT_SECRET=None, JWT_PREVIOUS_SECRET_FILE=str(old_file), **ROLL)
         wait_for_keys(new, 2)
         new_api = new.api(app_key)
@@ -147,7 +147,7 @@ def test_three_step_rotation_keeps_every_token_working_on_old_and_new_instances_
         assert db.count_reports([row["client_report_id"]]) == 0
         # ... and so is the legacy anon key, signed with the old secret: why apps use publishable keys.
         assert_auth_error(sign_up_with(new_api, anon_key), 401, "invalid_api_key")
-        # Issue 32, reproduction 3: one key ring, one verdict. The instance still holding the retired key
+        # One key ring, one verdict. The instance still holding the retired key
         # signs nothing (no sign-up, no refresh, with any key) and neither instance lets a token signed
         # with it read or sign out a live session: /auth/v1/user and /logout verify it in PostgreSQL.
         victim = new_api.new_session()

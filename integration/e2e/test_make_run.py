@@ -131,7 +131,7 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
         raw = subprocess.run(["psql", "-X", "-At", analyst_url, "-c", "select count(*) from public.price_reports"],
                              capture_output=True, text=True, timeout=30)
         assert raw.returncode != 0 and "permission denied" in raw.stderr, (raw.stdout, raw.stderr)
-        # Issue 19: an analyst's session is bounded, and has no statistics of the median store and no
+        # An analyst's session is bounded, and has no statistics of the median store and no
         # large objects.
         limits = subprocess.run(["psql", "-X", "-At", analyst_url, "-c", "show statement_timeout", "-c", "show temp_file_limit"],
                                 capture_output=True, text=True, timeout=30)

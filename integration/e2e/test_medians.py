@@ -39,7 +39,7 @@ def test_a_median_appears_only_once_three_distinct_reporters_reported_the_locati
 
 
 def test_a_location_named_twice_counts_once(api, db):
-    """Issue 19, reproduction 2: two mature reporters at X; [X] showed nothing, but [X, X] showed the
+    """Two mature reporters at X: [X] showed nothing, but [X, X] once showed the
     higher price with reporters 4, because the folded histograms were added once per repeat."""
     loc = location("twice")
     sessions = [api.new_session() for _ in range(2)]

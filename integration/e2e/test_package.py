@@ -1,4 +1,4 @@
-"""The package (issue 24, "A package"): a release binary that runs without the Swift toolchain, finds its
+"""The package: a release binary that runs without the Swift toolchain, finds its
 migrations wherever it is started, installs with a hardened systemd unit, and becomes a .deb that
 unpacks into a scratch root, serves from there, and that lintian accepts."""
 
@@ -95,7 +95,7 @@ def test_serve_started_from_the_root_directory_finds_the_migrations_it_was_built
 
 
 def _assert_backup_tool_installed(prefix: Path, unitdir: Path, runs_as: Path | None = None) -> None:
-    """pricesvc-backup (issue 36) in PREFIX/bin with its code in PREFIX/lib/pricesvc, and the service and
+    """pricesvc-backup in PREFIX/bin with its code in PREFIX/lib/pricesvc, and the service and
     timers that schedule it, which systemd accepts (the instances the timers start included). `runs_as`:
     the path the unit names when PREFIX is a staging root (then systemd cannot verify the instances)."""
     tool = prefix / "bin/pricesvc-backup"

@@ -1,4 +1,4 @@
-"""Places (issue 34): `pricesvc import-places` and `import-rates` say where location ids are, and
+"""Places: `pricesvc import-places` and `import-rates` say where location ids are, and
 `places_nearby` answers "what does parking cost near here?" in one call, through supabase-py, plain HTTP
 (curl's requests) and the GeoJSON media type. The SQL rules (bounds, ties, the KNN plan) are in
 integration/pgtap/67_places.sql; here: the commands, the HTTP surface, and a property test against a haversine

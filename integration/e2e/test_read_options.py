@@ -234,7 +234,7 @@ def test_in_the_get_form_a_parameter_that_is_no_operator_is_an_argument(board):
     assert filtered.status_code == 200 and [r["median_cents"] for r in filtered.json()] == [1100]
 
 
-# ---------------------------------------------------------------- issue 19: numbers and sizes a client controls
+# ---------------------------------------------------------------- numbers and sizes a client controls
 
 INT64_MAX = "9223372036854775807"
 
@@ -286,7 +286,7 @@ def test_a_select_item_repeated_is_400_naming_it(board):
 
 
 def test_the_amplification_request_is_refused_at_once(board):
-    # Issue 19: 7 000 stars over 50 locations made a 55 MB answer from a 15 KB request.
+    # 7 000 stars over 50 locations once made a 55 MB answer from a 15 KB request.
     ids = [location("amp") for _ in range(50)]
     stars = ",".join(["*"] * 7000)
     response = board["api"].post("/rest/v1/rpc/price_quotes?select=" + stars, token=board["token"],

@@ -1,4 +1,4 @@
-"""Retention and erasure (issue 24, reproduction 3): prune deletes reports past the report window plus a
+"""Retention and erasure: prune deletes reports past the report window plus a
 grace and the median store follows; `pricesvc forget-user ID` erases one person as a login that is only a
 member of pricesvc_owner; user_metadata stores only allow-listed keys; maintenance runs show on /metrics."""
 

@@ -1,4 +1,4 @@
-"""Safe defaults (issue 24, reproduction 6): serve refuses a login that bypasses row security unless told
+"""Safe defaults: serve refuses a login that bypasses row security unless told
 otherwise, and a misspelled PRICESVC_* variable is an error naming the setting it was probably meant to be."""
 
 import re
@@ -68,7 +68,7 @@ def test_the_test_suites_own_variables_are_not_settings_and_are_ignored(env):
 
 
 def test_the_dev_and_test_cluster_is_private_to_its_owner(env, db):
-    """Issue 32, reproduction 5: scripts/pg-cluster.sh ran `trust` over a socket mode 0777 in a directory
+    """scripts/pg-cluster.sh once ran `trust` over a socket mode 0777 in a directory
     anyone could enter, so any local user connected as the superuser (`copy … to program` then runs
     commands as the cluster's owner). Now the socket, its directory and the data directory are the
     owner's alone, and TCP (off by default) needs scram-sha-256."""

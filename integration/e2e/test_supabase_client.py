@@ -76,7 +76,7 @@ def test_supabase_py_refreshes_the_session_and_signs_out(supabase_clients):
 
 
 def test_supabase_py_signs_out_cleanly_when_its_session_was_already_revoked(supabase_clients, api):
-    # Issue 19: logout with a revoked session is now 403 session_not_found; the SDK counts that as signed out.
+    # Logout with a revoked session is 403 session_not_found; the SDK counts that as signed out.
     client = supabase_clients()
     session = client.auth.sign_in_anonymously().session
     assert api.logout(session.access_token, scope="global").status_code == 204

@@ -1,4 +1,4 @@
-"""TLS to PostgreSQL (issue 24, "TLS"): pricesvc against a PostgreSQL with `ssl = on`, a test CA made here
+"""TLS to PostgreSQL: pricesvc against a PostgreSQL with `ssl = on`, a test CA made here
 with openssl and a `pg_hba.conf` that accepts only `hostssl`. With `sslmode=verify-full` migrate and
 serve work, every service connection is encrypted, and a server whose certificate does not verify
 (another CA, or another host name) is refused at once with the reason."""

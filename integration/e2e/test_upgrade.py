@@ -1,4 +1,4 @@
-"""Rolling upgrades (docs/upgrading.md, issue 24): `migrate` never makes live traffic wait behind it, the
+"""Rolling upgrades (docs/upgrading.md): `migrate` never makes live traffic wait behind it, the
 schema records its version, an instance stays ready on a newer schema that accepts it, an older pricesvc
 refuses to migrate a newer schema, and the previous release serves beside the new one.
 
