@@ -245,7 +245,7 @@ def assert_alive(server):
 
 
 RANGES_BEYOND_INT64 = [
-    (f"0-{INT64_MAX}", None, 200),                      # the reproduction: it killed the process
+    (f"0-{INT64_MAX}", None, 200),                      # this once killed the process
     (f"{INT64_MAX}-", "count=exact", 416),
     (f"{'9' * 400}-{INT64_MAX}", None, 416),            # backwards, decided on the exact values
 ]

@@ -99,7 +99,7 @@ def test_a_successful_prune_shows_on_metrics_as_a_timestamp(migrated, start_serv
 
 
 def test_a_member_of_pricesvc_owner_deletes_nothing_by_hand_row_security_is_forced(db, api, operator_url):
-    """The reproduction: `DELETE ... WHERE reporter_id = ...` as a member of pricesvc_owner says DELETE 0."""
+    """`DELETE ... WHERE reporter_id = ...` as a member of pricesvc_owner says DELETE 0: why forget-user exists."""
     session = api.new_session()
     assert api.submit(report(location("erasure-by-hand")), session["access_token"]).status_code == 201
     user_id = session["user"]["id"]

@@ -1,6 +1,6 @@
--- The cap and the reporter hold against whoever holds the service's own credentials (issue 32,
--- reproductions 1 and 2). The session logs in as `authenticator` (SET SESSION AUTHORIZATION, as the
--- service does) and acts as `authenticated`; between two rows of one INSERT its source query rewrites
+-- The cap and the reporter hold against whoever holds the service's own credentials: the cap is not
+-- beaten within one statement, nor a reporter's cap status read. The session logs in as `authenticator`
+-- (SET SESSION AUTHORIZATION, as the service does) and acts as `authenticated`; between two rows of one INSERT its source query rewrites
 -- every setting that login can write: request.jwt, the pricesvc.* hints and receipts, and role. Every
 -- such statement is refused whole, whatever its form (VALUES, INSERT ... SELECT, CTEs), and the error
 -- never tells whether a reporter someone named is at the cap.
@@ -43,7 +43,7 @@ select tap.token_for(tap.alice()) as alice_token \gset
 select tap.token_for(tap.bob()) as bob_token \gset
 select tap.token_for(tap.alice(), interval '-1 hour') as alice_expired \gset
 insert into tap.changes values
-    ('no token, the hint names alice (the reproduction)',
+    ('no token, the hint names alice (the attack as found)',
      $$set_config('request.jwt', '', true) || set_config('pricesvc.hint_jwt', '', true) || set_config('pricesvc.hint_uid', '%1$s', true)$$),
     ('a malformed token, the hint names alice',
      $$set_config('request.jwt', 'x', true) || set_config('pricesvc.hint_jwt', 'x', true) || set_config('pricesvc.hint_uid', '%1$s', true)$$),
@@ -87,14 +87,14 @@ set local session authorization authenticator;
 set local role authenticated;
 
 
--- Reproduction 1: starting from alice's own valid token (the first row's), as a genuine submission
+-- The cap beaten in one statement: starting from alice's own valid token (the first row's), as a genuine submission
 -- does, every change in every form is refused whole; alice keeps her 9 reports.
 insert into tap.results
 select tap.alice(), c.name || ', ' || f.name,
        tap.outcome(format(f.statement, format(c.change, tap.alice()), 'cap41:attack'), :'alice_token', tap.alice())
 from tap.changes c cross join tap.forms f;
--- Reproduction 2: no token, the hint names a victim, and the statement changes role (the
--- reproduction's own form first); carol at the cap and dave with no report get the same answer.
+-- Cap status through a role change: no token, the hint names a victim, and the statement changes role
+-- (the form the attack was found in first); carol at the cap and dave with no report get the same answer.
 insert into tap.results
 select v.victim, 'role none in the FROM clause',
        tap.outcome($$insert into public.price_reports (location_id, rate_kind, price_cents)
@@ -125,14 +125,14 @@ select is((select array_agg(distinct outcome) from tap.results where victim = ta
 select is(tap.stored(tap.alice()), 10::bigint, 'alice has exactly 10 reports in the hour');
 
 select is((select count(*)::int from tap.results where victim = tap.carol()), 57,
-          'carol and dave: the reproduction and 7 changes x 4 forms x 2 starting tokens each were tried');
+          'carol and dave: the role change in the FROM clause and 7 changes x 4 forms x 2 starting tokens each were tried');
 select is((select array_agg(c.name order by c.name) from tap.results c join tap.results d
            on d.victim = tap.dave() and d.name = c.name and d.outcome is distinct from c.outcome
            where c.victim = tap.carol()), null,
           'each answers carol (at the cap) exactly as it answers dave (no reports): nothing tells her cap status');
 select is((select outcome from tap.results where victim = tap.carol() and name = 'role none in the FROM clause'),
           '42501 | new row violates row-level security policy for table "price_reports"',
-          'reproduction 2: a role change mid-statement gets the policy''s 42501, not PT429');
+          'a role change mid-statement gets the policy''s 42501, not PT429');
 select is((select count(*)::int from tap.results where outcome = 'stored'), 0, 'no attempt stored a row');
 select is((select count(*)::int from public.price_reports where location_id like 'cap41:leak%' or location_id like 'cap41:attack%'), 0,
           'no forged row exists');

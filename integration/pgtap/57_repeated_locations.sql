@@ -1,7 +1,7 @@
--- A location named twice counts once (issue 19, reproduction 2). Two mature reporters reported 1234 and
--- 777 at X: [X] showed nothing, but [X, X] showed median_cents 1234 with reporters 4, because the folded
--- histograms were added once per repeat while the per-price rows were not. With one victim and one
--- sybil, [X, X] gave the victim's exact price away.
+-- A location named twice counts once. Two mature reporters reported 1234 and 777 at X: [X] showed nothing,
+-- but [X, X] once showed median_cents 1234 with reporters 4, because the folded histograms were added once
+-- per repeat while the per-price rows were not. With one victim and one sybil, [X, X] gave the victim's
+-- exact price away.
 begin;
 \ir _helpers.psql
 select plan(17);

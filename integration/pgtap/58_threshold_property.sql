@@ -1,4 +1,4 @@
--- The threshold as a property (issue 19): over random multisets and permutations of location_ids, every
+-- The threshold as a property: over random multisets and permutations of location_ids, every
 -- rate kind (and none, for report_medians) and random `since`, every median function answers for a
 -- multiset exactly what it answers for its distinct set, and no row it returns ever stands on fewer than
 -- median_min_reporters() mature distinct reporters, counted here from the raw reports as the superuser.
@@ -40,7 +40,7 @@ insert into tap.reporters select g, md5('threshold-' || g)::uuid from generate_s
 select tap.session_for(reporter) from tap.reporters \g /dev/null
 update auth.users set created_at = clock_timestamp() - case when n between 7 and 9 then interval '1 hour' else interval '30 days' end
 from tap.reporters r where r.reporter = auth.users.id;
--- Every reporter but 6, 11 and 14 signed up with App Attest (issue 20): under the 'attested' threshold
+-- Every reporter but 6, 11 and 14 signed up with App Attest: under the 'attested' threshold
 -- mode (77_threshold_property_attested.sql runs this file so) only theirs count; under 'mature' it
 -- changes nothing.
 insert into auth.attested_keys (key_id_hash, user_id, app_id, environment, public_key, receipt)

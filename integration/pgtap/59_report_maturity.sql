@@ -1,8 +1,7 @@
--- Maturity cannot be pruned away (issue 19, reproduction 6). Three fresh identities reported, signed out
--- and were pruned (`pricesvc prune --older-than 1s`); the median code read the missing auth.users rows
--- as old identities and showed their median with reporters: 3. Now each report carries when its
--- reporter matures, fixed on admission, and prune keeps every identity younger than maturity plus the
--- fold margin.
+-- Maturity cannot be pruned away. Three fresh identities reported, signed out and were pruned (`pricesvc
+-- prune --older-than 1s`); the median code once read the missing auth.users rows as old identities and
+-- showed their median with reporters: 3. Now each report carries when its reporter matures, fixed on
+-- admission, and prune keeps every identity younger than maturity plus the fold margin.
 begin;
 \ir _helpers.psql
 select plan(22);

@@ -25,7 +25,7 @@ select 'hijack', v.id, v.id, 'parking',
                              v.metres, pg_catalog.radians(v.bearing))::extensions.geometry
 from (values ('hijack:garage', 100, 90), ('hijack:quiet', 200, 0)) v(id, metres, bearing);
 
--- Community places (issue 34): two reporters at hijack:spot, 2 km south of the Paris point (a third, below,
+-- Community places: two reporters at hijack:spot, 2 km south of the Paris point (a third, below,
 -- reports through the attacker's path).
 insert into public.price_reports (reporter_id, location_id, rate_kind, price_cents, lat, lng)
 select r, 'hijack:spot', 'hourly', 400, 48.8386, 2.3522 from unnest(array[tap.bob(), tap.carol()]) r;

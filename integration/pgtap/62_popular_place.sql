@@ -1,4 +1,4 @@
--- A popular place costs a reader what an ordinary one costs (bench row 5, issue 22). The correction of a
+-- A popular place costs a reader what an ordinary one costs (bench row 5). The correction of a
 -- group's totals for reports that left the window since its last fold reads price_reports between the
 -- group's expired_through and the reader's cutoff. Planned with the reports joined before median_groups,
 -- as fresh statistics made it, every call read every report of each group: 100 000 for the bench's popular

@@ -1,4 +1,4 @@
--- Summaries (issue 22): a folded group's answer is stored, and a reader returns it only while it is still
+-- Summaries: a folded group's answer is stored, and a reader returns it only while it is still
 -- the exact answer. To see which path answered, the test marks a stored summary (median_cents 99 999, a
 -- value no report has) as the superuser: a read that shows the mark used the summary, one that shows the
 -- true median computed the group. Each reason a summary stops being exact must make the reader compute.
@@ -66,7 +66,7 @@ update private.median_queue set matures_at = now() + interval '1 day' where loca
 
 -- 3. A queued report of a reporter who is folded already (their older report is in the summary), not
 -- mature yet (reports admitted for a reporter without an identity mature one by one): it is not their
--- latest counted report, so it changes nothing, and the summary is exact (issue 31, reproduction 2).
+-- latest counted report, so it changes nothing, and the summary is exact.
 update private.median_queue set reporter_id = tap.alice() where location_id = 'sum:a';
 select is(tap.median('sum:a'), 99999, 'an immature queued report of a folded reporter: the summary holds');
 select is((select median_cents from private.report_medians_exact(array['sum:a'], array['hourly'], clock_timestamp())),

@@ -1,9 +1,8 @@
--- Least privilege in the catalog (issue 19, reproductions 7 and 8). As price_analyst or authenticator,
--- n_tup_ins of the median store's tables and pg_stat_get_tuples_inserted() told whether a probe price
--- was new to its group, and about (bands + 64) probes by aged sybils found a lone reporter's price; and
--- any role could write large objects (one lo_from_bytea wrote 34 MB). In this database, statistics,
--- sizes, WAL positions and large objects are now for superusers and pricesvc_monitor only. Analyst
--- logins carry a statement_timeout and a temp_file_limit.
+-- Least privilege in the catalog. As price_analyst or authenticator, n_tup_ins of the median store's tables
+-- and pg_stat_get_tuples_inserted() told whether a probe price was new to its group, and about (bands + 64)
+-- probes by aged sybils found a lone reporter's price; and any role could write large objects (one
+-- lo_from_bytea wrote 34 MB). In this database, statistics, sizes, WAL positions and large objects are now
+-- for superusers and pricesvc_monitor only. Analyst logins carry a statement_timeout and a temp_file_limit.
 begin;
 \ir _helpers.psql
 select plan(42);
@@ -30,7 +29,7 @@ begin
         $q$select pg_catalog.lo_from_bytea(0, '\x00')$q$,
         'select pg_catalog.lo_create(0)',
         'select pg_catalog.lo_creat(-1)',
-        -- Commit times of other reporters' writes (issue 32, reproduction 7).
+        -- Commit times of other reporters' writes.
         'select pg_catalog.pg_xact_commit_timestamp(''3''::xid)',
         'select pg_catalog.pg_last_committed_xact()'] loop
         execute format('set local role %I', who);

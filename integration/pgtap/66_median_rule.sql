@@ -1,8 +1,8 @@
--- One median rule (issue 31): the store answers what the raw reports say under the documented rule
--- (counted_reports.sql), whatever the session's TimeZone, a reporter's reports maturing at different
--- times, or a setting changed through migrate. Reproductions 1, 2, 3 and 5 of the issue, as it gave them;
--- reproduction 4 (reports admitted while the threshold mode changes) needs two committed sessions and is
--- in integration/differential/median_rule.py. Each read is also compared with private.report_medians_scanned,
+-- One median rule: the store answers what the raw reports say under the documented rule
+-- (counted_reports.sql), whatever the session's TimeZone, a reporter's reports maturing at different times,
+-- or a setting changed through migrate, each as it was first seen to fail. Reports admitted while the
+-- threshold mode changes need two committed sessions: that case is in
+-- integration/differential/median_rule.py. Each read is also compared with private.report_medians_scanned,
 -- the rule as a query over price_reports.
 begin;
 \ir _helpers.psql
@@ -42,9 +42,9 @@ create function tap.dst_zone() returns text language sql stable
                   <> ((now() - interval '4320 hours') at time zone z) - ((now() - interval '4320 hours') at time zone 'UTC')
             limit 1);
 
--- 1. The window and the retention cutoff do not depend on the session's TimeZone (and neither does a
---    summary a maintenance session writes). a and b report now, c just outside the window (by elapsed
---    time), f past retention; prune runs in a zone with a DST change inside the window.
+-- The window and the retention cutoff do not depend on the session's TimeZone (and neither does a
+-- summary a maintenance session writes). a and b report now, c just outside the window (by elapsed
+-- time), f past retention; prune runs in a zone with a DST change inside the window.
 select tap.seed(tap.reporter(1, interval '300 days'), 'rule:tz', 100) \g /dev/null
 select tap.seed(tap.reporter(2, interval '300 days'), 'rule:tz', 200) \g /dev/null
 select tap.seed(tap.reporter(3, interval '300 days'), 'rule:tz', 300) \g /dev/null
@@ -73,7 +73,7 @@ select set_config('timezone', 'Asia/Kathmandu', true) \g /dev/null
 select is(tap.answer('rule:tz'), tap.reference('rule:tz'), 'nor one in Kathmandu (+05:45)');
 select set_config('timezone', 'UTC', true) \g /dev/null
 
--- 2. A reporter whose reports mature at different times counts with their latest counted report.
+-- A reporter whose reports mature at different times counts with their latest counted report.
 select tap.seed(tap.reporter(11, interval '300 days'), 'rule:mature', 100) \g /dev/null
 select tap.seed(tap.reporter(12, interval '300 days'), 'rule:mature', 200) \g /dev/null
 select tap.seed(tap.reporter(14, interval '300 days'), 'rule:mature', 300) \g /dev/null
@@ -100,8 +100,8 @@ insert into public.price_reports (reporter_id, location_id, rate_kind, price_cen
 values ('e1000000-0000-4000-8000-000000000024', 'rule:young', 'hourly', 900, 'USD');
 select is(tap.answer('rule:young'), '200|3|3', 'a reporter without an identity: their mature report counts');
 
--- 3. `reports` counts each counted report once after the window shrinks and grows again. d matures within
---    the fold margin, so their report, backdated 60 days, stays queued through both folds.
+-- `reports` counts each counted report once after the window shrinks and grows again. d matures within
+-- the fold margin, so their report, backdated 60 days, stays queued through both folds.
 select tap.seed(tap.reporter(31, interval '300 days'), 'rule:shrink', 100) \g /dev/null
 select tap.seed(tap.reporter(32, interval '300 days'), 'rule:shrink', 200) \g /dev/null
 select tap.seed(tap.reporter(33, interval '300 days'), 'rule:shrink', 300) \g /dev/null
@@ -119,7 +119,7 @@ select private.median_fold('rule:shrink', 'hourly') \g /dev/null
 select is(tap.answer('rule:shrink'), '250|4|4', 'back at 180 days: four reports, each counted once');
 select is(tap.answer('rule:shrink'), tap.reference('rule:shrink'), 'as the reference says');
 
--- 5. The band width is a setting like the others: changing it rebuilds the bands, and so does reverting it.
+-- The band width is a setting like the others: changing it rebuilds the bands, and so does reverting it.
 select tap.seed(tap.reporter(40 + p / 10, interval '300 days'), 'rule:band', p) from unnest(array[130, 190, 250]) p \g /dev/null
 select private.median_fold('rule:band', 'hourly') \g /dev/null
 select tap.migrate_setting('median_band_cents', 'integer', '100');

@@ -1,4 +1,4 @@
--- places_nearby (issue 34): the places within a radius, nearest first then by location_id, each with what
+-- places_nearby: the places within a radius, nearest first then by location_id, each with what
 -- price_medians returns for its id and, for a stay, what price_quotes returns as its published cost. Its
 -- bounds, who may call it, and the plan that keeps a search cheap: the GiST index walked in distance
 -- order (KNN), whatever the radius.

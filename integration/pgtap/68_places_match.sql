@@ -1,4 +1,4 @@
--- places_match (issue 34): an app's own candidate (a MapKit point of interest) mapped to the place everyone
+-- places_match: an app's own candidate (a MapKit point of interest) mapped to the place everyone
 -- else reports under: the places within a radius, by trigram similarity of normalised names, then nearer,
 -- then by location_id, at most 5. Its bounds and who may call it.
 begin;

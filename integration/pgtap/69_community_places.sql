@@ -1,4 +1,4 @@
--- Community places (issue 34, "From the community"): a report may carry lat and lng (both or neither, in
+-- Community places: a report may carry lat and lng (both or neither, in
 -- range). For a location id no import places, its position is the per-coordinate median of its counted
 -- reporters' latest coordinates, and it is searchable only once median_min_reporters() (3) of them gave
 -- coordinates: two reporters never make a place visible, nor move one. An imported place ignores them. A

@@ -49,8 +49,8 @@ select tap.use_session(30) \g /dev/null
 select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 30$$,
                  'PA003', 'session not found', 'get_user of a revoked session is PA003 at once, whatever the token''s exp');
 
--- Issue 32, reproduction 3: get_user and sign_out act on a session only for its own token, verified in
--- PostgreSQL with the keys as they are now, never for an id the caller names.
+-- get_user and sign_out act on a session only for its own token, verified in PostgreSQL with the keys as
+-- they are now, never for an id the caller names.
 select set_config('request.jwt', '', true) \g /dev/null
 select throws_ok($$select * from signups s, auth.get_user(s.user_id, s.session_id) u where s.n = 4$$,
                  'PA003', 'session not found', 'get_user without a token is PA003, whoever holds the service''s login');

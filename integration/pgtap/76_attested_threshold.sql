@@ -1,4 +1,4 @@
--- Attested sign-up and the 'attested' threshold mode (issue 20): only the service's login signs up with
+-- Attested sign-up and the 'attested' threshold mode: only the service's login signs up with
 -- an attested key, a key makes one identity, and under private.threshold_counts() = 'attested' a median
 -- counts only attested, mature reporters, while unattested reports are still stored and capped. The
 -- mode is the owner's: authenticator (the service's credentials) cannot change it, its stored state or

@@ -1,4 +1,4 @@
--- Attested sign-up on Android (issue 35): only the service's login signs up with a verified Android key,
+-- Attested sign-up on Android: only the service's login signs up with a verified Android key,
 -- a key makes one identity, the identity reads as attested ('android_key_attestation') in sessions and
 -- /user, and the report trigger marks its reports attested, so the 'attested' threshold mode counts
 -- Android devices as it counts iPhones (auth.attestation_of, the one definition).

@@ -1,7 +1,8 @@
--- The cost of a quote is bounded (issue 19, reproductions 3 and 9): the engine stops at the first piece of
--- a stay that is not allowed, looks the governing rule up per weekday and time-of-day pattern, caps
--- locations x days per call, and prices a zone whose values it cannot compute with as feed_error without
--- losing the other locations of the call. Every expected amount is worked out in its comment.
+-- The cost of a quote is bounded, so one address cannot take the database with quotes, nor a feed's values
+-- break them: the engine stops at the first piece of a stay that is not allowed, looks the governing rule
+-- up per weekday and time-of-day pattern, caps locations x days per call, and prices a zone whose values it
+-- cannot compute with as feed_error without losing the other locations of the call. Every expected amount
+-- is worked out in its comment.
 begin;
 \ir _helpers.psql
 select plan(14);
@@ -64,7 +65,7 @@ select throws_ok($$select * from public.published_cost(array(select 'x' || i fro
                  'published_cost: more than 1 830 location-days are refused, naming the limit');
 select throws_ok($$select * from public.price_quotes(array(select 'x' || i from generate_series(1, 50) i), 'hourly', now(), 'P365DT23H')$$,
                  '22023', 'too many location-days: 50 locations x 366 days = 18300, at most 1830 per call',
-                 'price_quotes: the flood of reproduction 3 is refused before any work');
+                 'price_quotes: a flood of 50 locations x 366 days is refused before any work');
 select lives_ok($$select * from public.price_quotes(array(select 'x' || i from generate_series(1, 50) i), 'hourly', now(), '36 days')$$,
                 '50 locations for 36 days are within the limit');
 select lives_ok($$select * from public.published_cost(array['weekdays:z', 'weekdays:z', 'weekdays:z'] || array(select 'x' || i from generate_series(1, 4) i),

@@ -1,4 +1,4 @@
--- Compiled schedules (issue 22): the loader compiles each zone's policies into per-week local-time
+-- Compiled schedules: the loader compiles each zone's policies into per-week local-time
 -- intervals with the rule that governs each, and private.cds_stay prices a stay from them instead of
 -- working the governing rule out of cds.time_spans piece by piece. The general path (still used for
 -- spans that name days of the month or months) is the reference: every stay below is priced both ways

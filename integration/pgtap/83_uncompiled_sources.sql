@@ -1,5 +1,5 @@
 -- A feed whose zones have policies of their own, more distinct sets than cds_compiled_max_schedules(),
--- is not compiled (issue 22): compiling 20 000 such sets never finished, where the import alone takes
+-- is not compiled: compiling 20 000 such sets never finished, where the import alone takes
 -- seconds. The decision comes before anything is written, its zones keep no schedule, and their quotes
 -- take the general path and cost what the feed says.
 begin;

@@ -1,4 +1,4 @@
--- Retention and erasure (issue 24, reproduction 3): private.prune_reports deletes reports past the report
+-- Retention and erasure: private.prune_reports deletes reports past the report
 -- window plus the grace and leaves the median store exactly as a rebuild would; auth.forget_user erases
 -- one person; neither is reachable by a client role, and no client can switch off the store's rebuild.
 begin;
