@@ -42,7 +42,7 @@ struct ClientInputBoundsTests {
 
     // MARK: Range
 
-    @Test("the reproduction: Range 0-9223372036854775807 is the whole result, not a trap")
+    @Test("Range 0-9223372036854775807, which once trapped, is the whole result")
     func rangeToInt64Max() throws {
         let response = try rendered([], range: "0-9223372036854775807")
         #expect(response.status == 200)

@@ -7,8 +7,8 @@ from helpers import REQUEST_TIMEOUT, location
 
 METHODS = {"get", "post", "put", "patch", "delete", "head", "options", "trace"}
 
-# What the issues say pricesvc serves: (path, method). GET /auth/v1/challenge is listed only where
-# sign-up challenges are on (test_fuzz_openapi.py).
+# What pricesvc serves (docs/api.md), as (path, method): the document lists exactly these. GET
+# /auth/v1/challenge is listed only where sign-up challenges are on (test_fuzz_openapi.py).
 EXPECTED_SURFACE = {
     ("/rest/v1/", "get"),
     ("/rest/v1/price_reports", "post"), ("/rest/v1/price_reports", "get"), ("/rest/v1/price_reports", "patch"),
