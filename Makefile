@@ -45,7 +45,7 @@ deb: build
 fuzz: deps build
 	@swift build --build-tests && swift test --skip-build --filter 'FuzzHarnessTests|FuzzReplayTests'
 	@scripts/fuzz.sh $(or $(FUZZ_SECONDS),300) $(FUZZ_TARGETS)
-	@scripts/venv.sh && .venv/bin/pytest -q -m nightly tests/e2e/test_fuzz_openapi.py
+	@scripts/venv.sh && .venv/bin/pytest -q -m nightly integration/e2e/test_fuzz_openapi.py
 
 bench: deps build
 	@scripts/install-deps.sh --bench

@@ -739,11 +739,11 @@ hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pricesvc_pid/status")
 rss_now=$(awk '/^VmRSS/ { print $2 }' "/proc/$pricesvc_pid/status")
 
 # ---------------------------------------------------------------- report
-# Last, a city-sized feed (tests/fixtures/cds/make_fixtures.py) into a database of its own, migrated afresh and
+# Last, a city-sized feed (integration/fixtures/cds/make_fixtures.py) into a database of its own, migrated afresh and
 # dropped after, so its 20 000 zones never change the statistics other rows plan with: timed, reported, no target.
 # make test imports a small feed (test_an_import_analyzes_every_table_quotes_read); make test-all this size too.
 note "importing a feed of 20 000 zones"
-python3 -c 'import json, sys; sys.path.insert(0, "tests/fixtures/cds"); import make_fixtures; print(json.dumps(make_fixtures.large_feed(20000)))' \
+python3 -c 'import json, sys; sys.path.insert(0, "integration/fixtures/cds"); import make_fixtures; print(json.dumps(make_fixtures.large_feed(20000)))' \
   >"$state/run/large-feed.json"
 psql_su -d postgres -c "drop database if exists pricesvc_import with (force)" -c "create database pricesvc_import" >/dev/null
 import_url="postgresql:///pricesvc_import?host=$PGHOST&user=$PGUSER"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stay-length curve (issue 22): price_quotes for one location and stays of 1 hour, 1 day, 30 days and
+# The stay-length curve (bench row 15): price_quotes for one location and stays of 1 hour, 1 day, 30 days and
 # 366 days, per call: pgbench average latency (one client, prepared statements) and the PostgreSQL
 # backend's CPU time (/proc/PID/schedstat around STAY_CURVE_CALLS calls in one session: what a loaded
 # machine disturbs least); beside it published_cost alone (the published part of the quote, without the

@@ -564,12 +564,11 @@ begin
 end
 $$;
 
--- Whether the token in request.jwt, verified now (auth.jwt(): the signing keys as they are now, the
--- session live), is `user_id`'s token for `session_id`. auth.get_user and auth.sign_out act on a session
--- only for its own token, as the REST routes act only for a verified one: a caller holding the service's
--- credentials, or an instance still holding a retired key, cannot act on a session by naming its id
--- (issue 32, reproduction 3). A token that fails raises its own PT401 ('session not found' for a session
--- signed out or revoked).
+-- Whether the token in request.jwt, verified now (auth.jwt(): the signing keys as they are now, the session
+-- live), is `user_id`'s token for `session_id`. auth.get_user and auth.sign_out act on a session only for
+-- its own token, as the REST routes act only for a verified one: a caller holding the service's
+-- credentials, or an instance still holding a retired key, cannot act on a session by naming its id. A
+-- token that fails raises its own PT401 ('session not found' for a session signed out or revoked).
 create or replace function private.token_names_session(user_id uuid, session_id uuid) returns boolean
     language plpgsql stable set search_path = ''
 as $$
@@ -659,9 +658,8 @@ create or replace function auth.get_user(user_id uuid, session_id uuid)
 -- rotated or revoked that long ago or belonging to those sessions, and anonymous users left with no
 -- session. Price reports are never touched: they keep their reporter id for the cap and the threshold,
 -- and when their reporter matures (reporter_matures_at).
--- older_than is at least the reporter maturity plus the median fold margin, so no identity young enough
--- to matter to a median is ever removed (issue 19, reproduction 6: `--older-than 1s` once made pruned
--- sybils count at once).
+-- older_than is at least the reporter maturity plus the median fold margin, so no identity young enough to
+-- matter to a median is ever removed (`--older-than 1s` once made pruned sybils count at once).
 create or replace function auth.prune(older_than interval)
     returns table(sessions bigint, refresh_tokens bigint, users bigint)
     language plpgsql volatile security definer set search_path = ''
@@ -782,7 +780,7 @@ begin
 end
 $$;
 
--- The same for an Android Keystore key (issue 35; the table is in 0022_android_key_attestation.sql): the
+-- The same for an Android Keystore key (the table is in 0022_android_key_attestation.sql): the
 -- identity, then the key, in the sign-up's transaction; PA011 when the key already made an identity.
 create or replace function auth.sign_up_android_attested(ip_key bytea, user_metadata jsonb, refresh_token_hash bytea,
                                                          per_hour integer, burst integer, key_id_hash bytea,

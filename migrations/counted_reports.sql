@@ -9,14 +9,14 @@
 --   one currency.
 --
 -- counted_reports() below is that rule as a query over price_reports; the median store keeps the same
--- thing incrementally and must equal it (docs/median-store.md; tests/differential/median_rule.py checks
+-- thing incrementally and must equal it (docs/median-store.md; integration/differential/median_rule.py checks
 -- it after every step of random histories).
 --
 -- Time is elapsed time, whatever the session's TimeZone: `timestamptz - interval '180 days'` is 180
--- calendar days in the session's zone, an hour more or less across a DST change (issue 31, reproduction
--- 1). So each setting's interval is taken as the seconds it stands for (a day is 24 hours) before it
--- meets a timestamp, here; and every function of the store, the readers and maintenance that does time
--- arithmetic also runs with SET timezone = 'UTC'.
+-- calendar days in the session's zone, an hour more or less across a DST change, so a window once depended
+-- on the session. So each setting's interval is taken as the seconds it stands for (a day is 24 hours)
+-- before it meets a timestamp, here; and every function of the store, the readers and maintenance that does
+-- time arithmetic also runs with SET timezone = 'UTC'.
 --
 -- The helpers that read a setting are PL/pgSQL, never inlined: a SQL function inlined into a caller's
 -- plan folds the settings it calls into constants without recording that the plan depends on them, so
@@ -54,7 +54,7 @@ revoke all on function private.report_retention_start(timestamptz) from public;
 -- changes (private.median_rule_reconcile(), medians.sql): reporter_maturity() after the reporter's
 -- identity was made, or after `admitted_at` for a reporter without one (only the owner can name such a
 -- reporter: taken as made that instant, never as old); never ('infinity') for an unattested reporter
--- under the 'attested' threshold mode (issue 20).
+-- under the 'attested' threshold mode.
 create or replace function private.report_matures_at(identity_created_at timestamptz, attested boolean,
                                                      admitted_at timestamptz) returns timestamptz
     language plpgsql stable parallel safe set search_path = ''

@@ -1,4 +1,4 @@
--- Retention, erasure and the record of maintenance runs, repeatable (issue 24, reproductions 3 and 5).
+-- Retention, erasure and the record of maintenance runs, repeatable.
 -- The functions the owner's commands call: `pricesvc prune` (reports past retention), `pricesvc
 -- forget-user` (one person's data) and the record of each successful run that the service's /metrics
 -- shows. The table and index are in 0018_retention.sql; who may call what is in policies.sql (the owner

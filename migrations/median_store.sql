@@ -106,7 +106,7 @@ begin
     end if;
 
     -- Queued reports that never count (an unattested reporter's under the 'attested' threshold mode:
-    -- matures_at 'infinity', issue 20) leave the queue once they left the window, never counted and so
+    -- matures_at 'infinity') leave the queue once they left the window, never counted and so
     -- never subtracted: the queue keeps at most a window of them.
     delete from private.median_queue q
     where q.location_id = median_fold_reports.location_id and q.rate_kind = median_fold_reports.rate_kind
@@ -178,7 +178,7 @@ revoke all on function private.median_fold_reports(text, text) from public;
 -- (threshold_counts()) and when (reporter_maturity()), the band width and the fold margin. When it
 -- differs from the one the store was built under (private.median_rule_state), `pricesvc migrate`
 -- rebuilds the store (private.median_rule_reconcile(), medians.sql): no summary, band or total made
--- under other settings survives a change of them (issue 31, reproductions 3 and 5).
+-- under other settings survives a change of them.
 -- PL/pgSQL, so that its plan follows a redefined setting (see counted_reports.sql).
 create or replace function private.median_store_rule() returns text
     language plpgsql stable set search_path = ''

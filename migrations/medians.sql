@@ -70,9 +70,9 @@ begin
         from groups g
         cross join lateral private.median_queued(g.location_id, g.rate_kind) q
     ),
-    -- A reporter with queued reports that count now: their effective latest report is the newest of
-    -- those and their folded one. A queued report not mature yet changes nothing: it is not counted, so
-    -- it cannot be anyone's latest counted report (issue 31, reproduction 2).
+    -- A reporter with queued reports that count now: their effective latest report is the newest of those
+    -- and their folded one. A queued report not mature yet changes nothing: it is not counted, so it cannot
+    -- be anyone's latest counted report (the exact path once dropped such a reporter altogether).
     queued_latest as (
         select distinct on (q.location_id, q.rate_kind, q.reporter_id) q.*
         from queued q
@@ -232,7 +232,7 @@ revoke all on function private.report_medians_exact(text[], text[], timestamptz)
 --   threshold around one victim's report. When a reporter matures is part of each report
 --   (reporter_matures_at, fixed on admission): pruning the identity changes nothing.
 -- - Each location counts once, however often location_ids names it: a repeated id would otherwise add
---   the folded histograms once per repeat (issue 19, reproduction 2).
+--   the folded histograms once per repeat.
 -- - Time is coarse: last_reported_at is truncated to the hour, and `since` to the start of its UTC
 --   day, so bisecting on time cannot single out one report.
 --
@@ -414,14 +414,14 @@ revoke all on function public.price_median_overview(timestamptz) from public;
 -- its end (the first migrate that has it). Atomic with respect to admissions: price_reports is locked
 -- against inserts first (SHARE ROW EXCLUSIVE, which every INSERT's ROW EXCLUSIVE waits for, and which
 -- waits for every insert in flight), so a report is admitted either before, and re-derived here, or
--- after the commit, under the new definitions (issue 31, reproduction 4). Then:
+-- after the commit, under the new definitions. Then:
 -- - reporter_maturity() changed: every finite reporter_matures_at moves by the difference (each was
 --   made as some moment plus the old maturity, report_matures_at());
 -- - threshold_counts() changed: under 'attested' every report of an unattested reporter never matures;
 --   back under 'mature' such a report matures when its reporter's identity does, or, for a reporter
 --   pruned since, a maturity after their first report (0014's rule: it errs towards young);
 -- - anything the median store depends on (median_store_rule()) changed: the store is rebuilt from the
---   reports, every summary with it (reproductions 3 and 5).
+--   reports, every summary with it.
 -- The owner's only: no role is granted it. Readers wait for the rebuild's commit (it truncates the store).
 create or replace function private.median_rule_reconcile() returns void
     language plpgsql volatile set search_path = '' set timezone = 'UTC'

@@ -1,4 +1,4 @@
--- Places, repeatable: where location ids are, and what parking costs near a point (issue 34). The table
+-- Places, repeatable: where location ids are, and what parking costs near a point. The table
 -- is in 0023_places.sql; its bounds (private.places_max_radius_m(), private.places_max_results()) in
 -- settings.sql; who may call what in policies.sql. PostGIS and pg_trgm live in the extensions schema, so
 -- every call, type and operator here is written extensions.* (operators as operator(extensions.<->)).
@@ -84,7 +84,7 @@ revoke all on function private.community_positions_median(text[], timestamptz) f
 -- within the radius are the n nearest, less those outside it) and the plan is the index's whatever the
 -- statistics say. A plain SQL function with no SET clause, so the planner inlines it into its caller's
 -- query and pgTAP (67_places.sql) can hold its plan.
--- Before `at` was an argument (issue 34's community places, which depend on the instant).
+-- Before `at` was an argument (community places depend on the instant).
 drop function if exists private.places_nearest(extensions.geography, double precision, integer);
 drop function if exists private.places_within(extensions.geography, double precision);
 create or replace function private.places_nearest(origin extensions.geography, radius_m double precision,
@@ -457,7 +457,7 @@ $$;
 revoke all on function public.places_match(text, double precision, double precision, integer) from public;
 
 ------------------------------------------------------------------------------------------------------
--- The community's places: where reporters say a location id is (issue 34, "From the community")
+-- The community's places: where reporters say a location id is
 ------------------------------------------------------------------------------------------------------
 
 -- Recomputes the community places of the given locations (null: of every location) from the rule

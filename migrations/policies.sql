@@ -3,7 +3,7 @@
 -- pricesvc makes is here (versioned files numbered up to 0014 made some too; this file re-declares each
 -- of them). The functions live in the other repeatable files (settings.sql, auth.sql, limits.sql,
 -- median_store.sql, medians.sql, published_rates.sql, reports.sql); tables and types in the versioned
--- NNNN_*.sql files. scripts/lint-migrations.py and tests/pgtap/06_layout.sql hold the tree to this.
+-- NNNN_*.sql files. scripts/lint-migrations.py and integration/pgtap/06_layout.sql hold the tree to this.
 --
 -- Repeatable, and always the last file `pricesvc migrate` applies: after the versioned files and the
 -- other repeatable files, and again whenever any of them ran. So every statement here is idempotent
@@ -121,13 +121,12 @@ grant execute on function pg_catalog.pg_try_advisory_xact_lock(integer, integer)
 -- these hold in this database only, and every role but a superuser is bound by them)
 ------------------------------------------------------------------------------------------------------
 
--- Statistics are a side channel into the median store: whether a probe inserted a row into
--- median_prices (a price new to its group) or updated one shows in n_tup_ins, the pg_stat_get_*
--- functions, a table's or index's size and the WAL position, and about (bands + 64) probes by aged
--- sybils find a lone reporter's price (issue 19, reproduction 7). pg_locks shows the median store's
--- fold locks, keyed by location: which location was just reported at. Every client role and analysts
--- lose them; pricesvc_monitor (with pg_monitor) keeps them for monitoring. What remains is in
--- docs/threat-model.md (pg_class.reltuples, EXPLAIN (ANALYZE, BUFFERS)).
+-- Statistics are a side channel into the median store: whether a probe inserted a row into median_prices (a
+-- price new to its group) or updated one shows in n_tup_ins, the pg_stat_get_* functions, a table's or
+-- index's size and the WAL position, and about (bands + 64) probes by aged sybils find a lone reporter's
+-- price. pg_locks shows the median store's fold locks, keyed by location: which location was just reported
+-- at. Every client role and analysts lose them; pricesvc_monitor (with pg_monitor) keeps them for
+-- monitoring. What remains is in docs/threat-model.md (pg_class.reltuples, EXPLAIN (ANALYZE, BUFFERS)).
 do $$
 declare
     object_name pg_catalog.text;
@@ -154,7 +153,7 @@ $$;
 
 -- Commit times: with track_commit_timestamp on (the cap counts reports by commit time),
 -- pg_xact_commit_timestamp(xmin) and pg_last_committed_xact() give the exact moment of every write,
--- another reporter's included, to anyone who can name a transaction id (issue 32, reproduction 7).
+-- another reporter's included, to anyone who can name a transaction id.
 -- Only the owner (the insert trigger) and monitoring keep them; superusers are not affected.
 do $$
 declare
@@ -171,7 +170,7 @@ $$;
 grant execute on function pg_catalog.pg_xact_commit_timestamp(xid) to pricesvc_owner;
 
 -- Large objects are storage outside every table, quota and policy: one lo_from_bytea wrote 34 MB to
--- pg_largeobject (issue 19, reproduction 8). pricesvc uses none, so nobody but a superuser may.
+-- pg_largeobject. pricesvc uses none, so nobody but a superuser may.
 do $$
 declare
     f pg_catalog.regprocedure;

@@ -135,7 +135,7 @@ $$;
 revoke all on function private.cds_replace_source(text, jsonb) from public;
 
 ------------------------------------------------------------------------------------------------------
--- Compiled at import (issue 22): the tables of 0019_compiled_schedules.sql, which private.cds_stay reads
+-- Compiled at import: the tables of 0019_compiled_schedules.sql, which private.cds_stay reads
 -- instead of working out the governing rule from cds.time_spans on every quote.
 ------------------------------------------------------------------------------------------------------
 
@@ -224,7 +224,7 @@ begin
 
     -- A feed whose zones nearly all have policies of their own (thousands of sets) is left to the general
     -- path, decided before anything is written: matching thousands of sets against the spans never
-    -- finished for 20 000 such zones, where the import alone takes seconds (issue 22, known limitation).
+    -- finished for 20 000 such zones, where the import alone takes seconds (a known limitation).
     -- Its zones keep no schedule, and cds_stay prices them piece by piece, as before compiling existed.
     if (select pg_catalog.count(distinct d.policy_ids)
         from (select pg_catalog.array_agg(zp.curb_policy_id order by zp.curb_policy_id) as policy_ids

@@ -35,7 +35,7 @@ revoke all on function private.append_receipt(bigint, timestamptz, text, boolean
 -- superuser, or a login that is no member of `authenticated` (fixtures, bulk loads). That is decided by
 -- session_user, which no statement can change (SET SESSION AUTHORIZATION needs a superuser's login),
 -- never by a setting such as `role`, which the INSERT's own source query can change between two rows
--- (issue 32, reproduction 2).
+-- (a statement that changed `role` halfway once passed for a fixture).
 create or replace function private.reporter_is_caller(reporter uuid) returns boolean
     language plpgsql stable set search_path = ''
 as $$
@@ -65,7 +65,7 @@ revoke all on function private.reporter_is_caller(uuid) from public;
 -- At the cap, or on a replay, a row whose caller this trigger cannot verify is refused all the same,
 -- never passed on for the policy to judge: the policy's `(select auth.uid())` is evaluated once, at the
 -- statement's first row, and a later row can change request.jwt and the hint settings so that only the
--- trigger's per-row check fails (issue 32, reproduction 1: 209 reports in an hour). Its reporter_id
+-- trigger's per-row check fails (one statement once stored 209 reports in an hour). Its reporter_id
 -- becomes null, which the policy refuses with its own 42501 (checked before the NOT NULL constraint),
 -- exactly as it refuses a forged row below the cap: the error tells nothing about the reporter named.
 --

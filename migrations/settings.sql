@@ -51,7 +51,7 @@ create or replace function private.reporter_maturity() returns interval
     return interval '24 hours';
 revoke all on function private.reporter_maturity() from public;
 
--- What a median counts (issue 20): 'mature' (identities at least reporter_maturity() old: the default) or
+-- What a median counts: 'mature' (identities at least reporter_maturity() old: the default) or
 -- 'attested' (identities made by an App Attest sign-up, and mature). Under 'attested', an unattested
 -- identity's reports are stored and capped like any other, and never counted. Only the owner or
 -- `pricesvc migrate` can change it (edit it here and migrate): the service's roles cannot redefine a
@@ -145,7 +145,7 @@ create or replace function private.jwt_leeway() returns interval
 revoke all on function private.jwt_leeway() from public;
 
 -- What an analyst session may spend: a statement runs at most this long, and spills at most this much
--- to temporary files (issue 19). name=value, as pg_db_role_setting stores a role default; applied by
+-- to temporary files. name=value, as pg_db_role_setting stores a role default; applied by
 -- private.limit_analyst_sessions() (limits.sql).
 create or replace function private.analyst_session_limits() returns text[]
     language sql immutable parallel safe

@@ -79,9 +79,9 @@ setup() {
     mkdir -p -- "$repo" "$CONF_DIR"/{log,spool,lock}
     [ "$(id -u)" -eq 0 ] && chown postgres: "$repo" "$CONF_DIR" "$CONF_DIR"/{log,spool,lock}
     chmod 0750 "$repo" "$CONF_DIR"
-    # The repository is encrypted (aes-256-cbc): it holds the signing keys and session ids in every
-    # backup and in the WAL archive, so a reader of it could otherwise mint any identity (issue 32,
-    # reproduction 4). The passphrase is generated once, into a file of its own outside the repository.
+    # The repository is encrypted (aes-256-cbc): it holds the signing keys and session ids in every backup
+    # and in the WAL archive, so a reader of it could otherwise mint any identity. The passphrase is
+    # generated once, into a file of its own outside the repository.
     local pass_file=${BACKUP_CIPHER_PASS_FILE:-$CONF_DIR/repo-cipher-pass}
     if [ ! -s "$pass_file" ]; then
         (umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$pass_file")

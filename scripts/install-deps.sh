@@ -12,10 +12,10 @@ packages=(
   etcd-server patroni haproxy curl
   pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore
   zstd  # scripts/backup-info.py: reads archived WAL (zstd-compressed) to list timelines and check restore targets
-  chromium chromium-driver  # tests/e2e/test_browser_cors.py: CORS proven in a real browser
-  dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and tests/e2e/test_package.py: lintian, systemd-analyze verify
-  openssl  # tests/e2e/test_tls.py: a test CA and the database's certificate
-  prometheus  # promtool: tests/e2e/test_alerts.py checks and unit-tests docs/alerts.yml
+  chromium chromium-driver  # integration/e2e/test_browser_cors.py: CORS proven in a real browser
+  dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and integration/e2e/test_package.py: lintian, systemd-analyze verify
+  openssl  # integration/e2e/test_tls.py: a test CA and the database's certificate
+  prometheus  # promtool: integration/e2e/test_alerts.py checks and unit-tests docs/alerts.yml
 )
 if [ "${1:-}" = "--bench" ]; then
   packages+=(wrk nginx-light)

@@ -15,7 +15,7 @@ records (MigrationPlanner accepts the old checksum and migrate records the new o
 up to 0014, written before these rules, lost their functions and grants.
 
 Usage: scripts/lint-migrations.py [--migrations DIR] [--database NAME | --no-database]
-       scripts/lint-migrations.py --repeatable-functions   (schema.name,... for tests/pgtap/06_layout.sql)
+       scripts/lint-migrations.py --repeatable-functions   (schema.name,... for integration/pgtap/06_layout.sql)
 Exit status 1 with one line per finding, 0 when the tree keeps the rules.
 """
 

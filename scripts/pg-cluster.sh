@@ -129,7 +129,7 @@ timezone = 'UTC'
 track_commit_timestamp = on
 # WAL archiving to pgBackRest, once scripts/backup.sh has set it up (it writes that file).
 include_if_exists = '$DIR/pgbackrest/archive.conf'
-# A test's own settings (tests/e2e/test_tls.py: ssl, a TCP address), kept across restarts.
+# A test's own settings (integration/e2e/test_tls.py: ssl, a TCP address), kept across restarts.
 include_if_exists = '$DIR/local.conf'
 EOF
     grep -q "^include_if_exists = 'pricesvc.conf'" "$DATA/postgresql.conf" ||
@@ -141,7 +141,7 @@ ALLOWED=$DIR/allowed-roles
 
 write_authentication() {
     # pg_hba.conf once, at initdb or on the first start of a cluster made before peer (a test may then
-    # replace it: tests/e2e/test_tls.py); the map on every start.
+    # replace it: integration/e2e/test_tls.py); the map on every start.
     if [ ! -f "$DATA/pg_hba.by-pg-cluster" ]; then
         as_owner tee "$DATA/pg_hba.conf" >/dev/null <<EOF
 # Written by scripts/pg-cluster.sh. The socket: peer, through the map in pg_ident.conf.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The previous release's pricesvc and its migrations/, built from git once and cached by commit, for the
-# rolling-upgrade test (tests/e2e/test_upgrade.py: the old binary serves beside the new one, and its
+# rolling-upgrade test (integration/e2e/test_upgrade.py: the old binary serves beside the new one, and its
 # migrate is refused). Prints the directory holding `pricesvc` and `migrations/`.
 #
 #   scripts/previous-release.sh [COMMIT]   (default: PREVIOUS_RELEASE below)

@@ -75,7 +75,7 @@ scripts/build.sh && swift build --build-tests || build_ok=FAILED
 record "build (release binary, test build)" "$(since "$started")" 240 "$build_ok"
 [ "$build_ok" = ok ] || { print_timings; exit 1; }
 
-# The previous release, for the rolling-upgrade test (tests/e2e/test_upgrade.py): built from git once per
+# The previous release, for the rolling-upgrade test (integration/e2e/test_upgrade.py): built from git once per
 # commit into a cache shared by clones (scripts/previous-release.sh), in the background while the
 # single-node suites run; the test waits for it.
 scripts/previous-release.sh >"$root/var/previous-release.log" 2>&1 &
@@ -93,7 +93,7 @@ trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg
 
 # The replicated topology comes up in the background (its own durable clusters, not the one above); the
 # cluster suite finds it running, or brings up what failed to start.
-# The environment is tests/cluster/conftest.py's cluster_env(): no PRICESVC_* setting but the binary, and WAL
+# The environment is integration/cluster/conftest.py's cluster_env(): no PRICESVC_* setting but the binary, and WAL
 # archived within 5 s.
 mapfile -t unset_settings < <(compgen -e | grep '^PRICESVC_' | sed 's/^/--unset=/')
 env "${unset_settings[@]}" PRICESVC_BIN="$bin" CLUSTER_ARCHIVE_TIMEOUT=5 \
@@ -117,10 +117,10 @@ swift_log=$state/swift-test.log
 swift_pid=$!
 
 run_suite "migrations/ layout (scripts/lint-migrations.py)" 5 scripts/lint-migrations.py
-run_suite "pgTAP policies" 45 pg_prove --timer --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" tests/pgtap/*.sql
-run_suite "50 parallel inserts, one reporter" 10 tests/concurrency/parallel_inserts.sh
-run_suite "1 600 parallel inserts, one median store" 10 tests/concurrency/median_store.sh
-run_suite "median rule: random histories vs the raw reports (tests/differential)" 60 tests/differential/median_rule.py --pricesvc "$bin"
+run_suite "pgTAP policies" 45 pg_prove --timer --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" integration/pgtap/*.sql
+run_suite "50 parallel inserts, one reporter" 10 integration/concurrency/parallel_inserts.sh
+run_suite "1 600 parallel inserts, one median store" 10 integration/concurrency/median_store.sh
+run_suite "median rule: random histories vs the raw reports (integration/differential)" 60 integration/differential/median_rule.py --pricesvc "$bin"
 
 # Includes FuzzReplayTests: every committed fuzz seed and FailCase through its target's checks.
 step "swift test (with every committed fuzz input replayed), beside the suites above"
@@ -148,7 +148,7 @@ cluster_log=$state/cluster-suite.log
   started=$(now) result=ok
   env PRICESVC_TEST_CLUSTER_DIR="$cluster_dir" PRICESVC_TEST_CLUSTER_STARTED=1 \
     PRICESVC_TEST_CLUSTER_REPORT="$state/failover-drill.json" PRICESVC_TEST_RESTORE_REPORT="$state/restore-drill.json" \
-    .venv/bin/pytest -q --durations=10 tests/cluster >"$cluster_log" 2>&1 || result=FAILED
+    .venv/bin/pytest -q --durations=10 integration/cluster >"$cluster_log" 2>&1 || result=FAILED
   printf '%s\t%s\n' "$(since "$started")" "$result" >"$cluster_log.result"
 ) &
 cluster_pid=$!
@@ -157,7 +157,7 @@ selection=(-m "not nightly")
 # The slowest end-to-end files that need no state of the others (the packages, the backups, make run,
 # schemathesis) run apart, beside the rest, on a PostgreSQL of their own ($state/pg-apart: its own
 # database, secret and shared server), so the two halves cannot see each other's data or keys.
-apart=(tests/e2e/test_fuzz_openapi.py tests/e2e/test_package.py tests/e2e/test_backup.py tests/e2e/test_make_run.py)
+apart=(integration/e2e/test_fuzz_openapi.py integration/e2e/test_package.py integration/e2e/test_backup.py integration/e2e/test_make_run.py)
 apart_log=$state/e2e-apart.log
 (
   started=$(now) result=ok
@@ -168,7 +168,7 @@ apart_log=$state/e2e-apart.log
 ) &
 apart_pid=$!
 run_suite "end-to-end (real pricesvc, curl, psql, supabase-py, Chromium)" 300 \
-  .venv/bin/pytest -q --durations=15 "${selection[@]}" "${apart[@]/#/--ignore=}" tests/e2e
+  .venv/bin/pytest -q --durations=15 "${selection[@]}" "${apart[@]/#/--ignore=}" integration/e2e
 apart_suite="end-to-end, apart (packages, backups, make run, schemathesis), beside the rest"
 step "$apart_suite"
 wait "$apart_pid"

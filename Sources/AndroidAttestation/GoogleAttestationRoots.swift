@@ -2,7 +2,7 @@
 /// are pinned, not the certificates: a chain is accepted when its last certificate carries one of these
 /// subject public keys, whichever certificate (the 2016 RSA root expired on 2026-05-24, its 2022 reissue
 /// below has the same key; devices still send either). The same PEM as
-/// tests/fixtures/android-key-attestation/roots.json (a test holds them equal).
+/// integration/fixtures/android-key-attestation/roots.json (a test holds them equal).
 public enum GoogleAttestationRoots {
     /// RSA-4096, subject serialNumber=f92009e853b6b045: the 2022 reissue (valid to 2042) of the 2016 root.
     public static let rsa = """

@@ -128,7 +128,7 @@ package struct ReadOptions: Sendable {
     // MARK: select
 
     /// Each output name at most once: `select=*,*,…` would otherwise repeat every column per star and
-    /// turn a 15 KB request into a 55 MB answer (issue 19), and a JSON object with a key twice is
+    /// turn a 15 KB request into a 55 MB answer, and a JSON object with a key twice is
     /// read differently by different clients.
     private static func parseSelect(_ text: String, _ context: ColumnLookup) throws(APIError) -> [(name: String, column: Int)] {
         var selected: [(name: String, column: Int)] = []
@@ -452,7 +452,7 @@ package struct OrderTerm: Sendable, Equatable {
 /// `Range` header, combined as PostgREST combines them: their intersection.
 ///
 /// Every bound is within `0 ... ReadOptions.Limits.maxIndex` (2^31-1) whatever is passed in, so the
-/// page arithmetic here and in `render` cannot overflow (issue 19: `Range: 0-9223372036854775807`
+/// page arithmetic here and in `render` cannot overflow (`Range: 0-9223372036854775807` once
 /// trapped in `upper + 1` and took the process down).
 package struct RowRange: Sendable, Equatable {
     package static let maxIndex = ReadOptions.Limits.maxIndex

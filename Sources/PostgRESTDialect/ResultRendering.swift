@@ -10,8 +10,8 @@ extension ReadOptions {
     ///
     /// - Parameter maxBytes: the largest body answered (`PRICESVC_MAX_RESPONSE_BYTES`). A larger one is
     ///   400 `PGRST190`, decided from a lower bound of the size before anything is written, or else
-    ///   as soon as the writer passes the cap: the body is never built whole (issue 19: ten clients
-    ///   asking for 55 MB answers took the process to 1 GiB).
+    ///   as soon as the writer passes the cap: the body is never built whole (ten clients asking for
+    ///   55 MB answers once took the process to 1 GiB).
     package func render(_ result: ResultSet, maxBytes: Int = ReadOptions.defaultMaxResponseBytes) -> HTTPResponse {
         let types = result.columns.map(\.type)
         let cells = result.cells
@@ -201,8 +201,8 @@ extension ReadOptions {
     /// record_out's rule: quote when empty or holding `"`, `\`, `(`, `)`, `,` or white space;
     /// double the quotes and backslashes inside. First, a field a spreadsheet would run as a formula
     /// (starting with `=`, `+`, `-`, `@`, tab or carriage return: OWASP's list) gets a leading `'`, so
-    /// a location id a reporter chose cannot become a formula in an analyst's sheet (issue 32,
-    /// reproduction 6). No value pricesvc answers is a negative number, so nothing else changes.
+    /// a location id a reporter chose cannot become a formula in an analyst's sheet. No value pricesvc
+    /// answers is a negative number, so nothing else changes.
     package static func csvField(_ raw: String) -> String {
         let text = raw.unicodeScalars.first.map { "=+-@\t\r".unicodeScalars.contains($0) } == true ? "'" + raw : raw
         let needsQuotes = text.isEmpty || text.unicodeScalars.contains {

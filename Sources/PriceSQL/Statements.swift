@@ -18,7 +18,7 @@ public enum Statements {
 
     /// The identity statement of a submission: the same role switch, without verifying here. The
     /// INSERT's RLS policy verifies the token once for the whole statement and decides whose rows
-    /// they are, so verifying first as well would cost a second verification per submission (issue 9).
+    /// they are, so verifying first as well would cost a second verification per submission.
     /// $3 is the `sub` this service verified in-process; it only fills the `reporter_id` default's
     /// hint (`auth.unverified_uid()`), a value anyone with these credentials can write and the policy
     /// refuses when it is wrong. A revoked session still fails the INSERT (PT401), not just a read.
@@ -409,7 +409,7 @@ public enum Statements {
     /// the ring as it is now. For sign-up and refresh it is the instance's own anon key (so an instance
     /// whose signing key was retired mints nothing, even if it could not re-read the ring); for /user
     /// and /logout the caller's access token, which `auth.get_user` and `auth.sign_out` check again
-    /// against the session they are asked about (issue 32, reproduction 3).
+    /// against the session they are asked about (a token acts only on its own session).
     public static let verifiedToken = Statement(name: "pricesvc_verified_token", sql: """
         select pg_catalog.set_config('request.jwt', $1, true), auth.jwt() is not null
         """,

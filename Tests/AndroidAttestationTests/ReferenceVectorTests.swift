@@ -3,7 +3,7 @@ import AttestationPKI
 import Foundation
 import Testing
 
-/// The real chains of tests/fixtures/android-key-attestation (Pixel and Sony devices, from Google's
+/// The real chains of integration/fixtures/android-key-attestation (Pixel and Sony devices, from Google's
 /// android/keyattestation test data), through the verifier sign-up uses, against Google's pinned roots.
 @Suite struct ReferenceVectorTests {
     struct Vector {
@@ -17,7 +17,7 @@ import Testing
     }
 
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("tests/fixtures/android-key-attestation")
+        .deletingLastPathComponent().appendingPathComponent("integration/fixtures/android-key-attestation")
 
     static func vectors() throws -> [Vector] {
         let data = try Data(contentsOf: fixtures.appendingPathComponent("vectors.json"))

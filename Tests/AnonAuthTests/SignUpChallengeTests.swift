@@ -5,7 +5,7 @@ import Testing
 
 /// The sign-up challenge without I/O: issuing, and every way a solution is refused. The vectors were
 /// made with the `altcha` Python package (2.3.0, `create_challenge_v1`/`solve_challenge_v1`), the
-/// independent implementation tests/e2e/test_signup_challenge.py also runs against the server.
+/// independent implementation integration/e2e/test_signup_challenge.py also runs against the server.
 @Suite struct SignUpChallengeTests {
     static let secret = Array("an-example-secret-of-at-least-32-bytes!!".utf8)
     let challenges = SignUpChallenges(secret: SignUpChallengeTests.secret, maxNumber: 10_000, lifetimeSeconds: 300)

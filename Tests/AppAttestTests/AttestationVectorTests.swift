@@ -4,7 +4,7 @@ import Foundation
 import PriceCrypto
 import Testing
 
-/// The real attestation objects of tests/fixtures/app-attest/vectors.json (made by iPhones), through the
+/// The real attestation objects of integration/fixtures/app-attest/vectors.json (made by iPhones), through the
 /// verifier sign-up uses, against Apple's pinned root.
 @Suite struct AttestationVectorTests {
     struct Vector {
@@ -20,7 +20,7 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static func vectors() throws -> [Vector] {
-        let data = try Data(contentsOf: repository.appendingPathComponent("tests/fixtures/app-attest/vectors.json"))
+        let data = try Data(contentsOf: repository.appendingPathComponent("integration/fixtures/app-attest/vectors.json"))
         let document = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         let entries = try #require(document?["vectors"] as? [[String: Any]])
         return try entries.filter { $0["kind"] as? String == "attestation" }.map { entry in

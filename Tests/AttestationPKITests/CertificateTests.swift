@@ -2,10 +2,10 @@ import AttestationPKI
 import Foundation
 import Testing
 
-/// Certificates as both verifiers read them, on the Sony reference chain (tests/fixtures/android-key-attestation).
+/// Certificates as both verifiers read them, on the Sony reference chain (integration/fixtures/android-key-attestation).
 @Suite struct CertificateTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("tests/fixtures/android-key-attestation")
+        .deletingLastPathComponent().appendingPathComponent("integration/fixtures/android-key-attestation")
 
     func sonyChain() throws -> [Certificate] {
         let text = try String(contentsOf: Self.fixtures.appendingPathComponent("sony-xperia10-iii_sdk33_TEE_EC.pem"), encoding: .utf8)

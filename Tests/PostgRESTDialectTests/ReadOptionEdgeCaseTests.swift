@@ -3,7 +3,7 @@ import Testing
 @testable import PostgRESTDialect
 
 /// The read-option grammar's edge cases, each refused by name with PostgREST's code and status. They
-/// are decided by the pure parser, so they are proven here; tests/e2e/test_read_options.py keeps one of
+/// are decided by the pure parser, so they are proven here; integration/e2e/test_read_options.py keeps one of
 /// each kind on the wire, to show the refusal reaches a client unchanged.
 @Suite("Read options at their edges, without a database")
 struct ReadOptionEdgeCaseTests {

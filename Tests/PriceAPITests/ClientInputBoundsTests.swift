@@ -4,7 +4,7 @@ import Testing
 @testable import PostgRESTDialect
 @testable import PriceAPI
 
-/// Issue 19: every number a client sends is read into a bounded domain, so no input reaches a Swift
+/// Every number a client sends is read into a bounded domain, so no input reaches a Swift
 /// trap (a trap in a worker kills the process), and no read option can make an answer much larger
 /// than the request asked for. Each parser is driven with the extremes: Int.max, Int.min, digit
 /// strings longer than any integer type, negatives, empty.
@@ -42,7 +42,7 @@ struct ClientInputBoundsTests {
 
     // MARK: Range
 
-    @Test("the reproduction: Range 0-9223372036854775807 is the whole result, not a trap")
+    @Test("Range 0-9223372036854775807, which once trapped, is the whole result")
     func rangeToInt64Max() throws {
         let response = try rendered([], range: "0-9223372036854775807")
         #expect(response.status == 200)

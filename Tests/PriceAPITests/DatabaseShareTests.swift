@@ -3,7 +3,8 @@ import PriceHTTP
 import Testing
 @testable import PriceAPI
 
-/// One address cannot hold more than its share of the database (issue 19, reproduction 3).
+/// One address cannot hold more than its share of the database: 8 slow quotes from one address once held
+/// every pool connection while everyone else got 503.
 @Suite("Database share per client address, and the expensive class")
 struct DatabaseShareTests {
     @Test("a client is admitted up to its limit, refused beyond it, and admitted again once one ends")

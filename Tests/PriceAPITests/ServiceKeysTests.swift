@@ -114,7 +114,7 @@ struct ServiceKeysTests {
         #expect(keys.metricsText().contains(#"pricesvc_token_cache_lookups_total{result="miss"} 1"#))
     }
 
-    @Test("an instance whose own key was retired signs nothing and accepts no token or anon key of its own (issue 32)")
+    @Test("an instance whose own key was retired signs nothing and accepts no token or anon key of its own")
     func retiredOwnKeyRefusesEverything() {
         let keys = ServiceKeys(secret: current)
         let service = service(keys)
@@ -143,7 +143,7 @@ struct ServiceKeysTests {
                 "back in the ring: back to work")
     }
 
-    @Test("a previous secret given at start is verified only while the ring holds it (issue 32)")
+    @Test("a previous secret given at start is verified only while the ring holds it")
     func previousSecretFollowsTheRing() {
         let keys = ServiceKeys(secret: next, extraVerifying: [current])
         let service = service(keys)

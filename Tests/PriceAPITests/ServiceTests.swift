@@ -9,7 +9,7 @@ import PriceHTTP
 
 /// Records what the service would send to PostgreSQL and answers with canned results, so the
 /// request pipeline (limits, keys, identity, statements) is tested without a database. The
-/// database side of the same paths is covered by tests/e2e against a real PostgreSQL.
+/// database side of the same paths is covered by integration/e2e against a real PostgreSQL.
 final class RecordingDatabase: QueryRunner {
     let sent = Mutex<[[Query]]>([])
     let answer: @Sendable ([Query]) throws(DatabaseError) -> [QueryResult]

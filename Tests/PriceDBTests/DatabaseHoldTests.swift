@@ -1,7 +1,7 @@
 import Testing
 @testable import PriceDB
 
-/// A request held while the database is unavailable (issue 36, "maintenance nobody notices"): it waits
+/// A request held while the database is unavailable (maintenance nobody notices): it waits
 /// and tries again only when that cannot apply it twice, and never past the bound.
 @Suite("Holding a request while the database is unavailable")
 struct DatabaseHoldTests {

@@ -4,8 +4,8 @@ import PriceDB
 import PriceHTTP
 import PriceJSON
 
-/// One JSON line on stderr for every answer of 5xx, with the database's error when there was one (issue 24,
-/// reproduction 5: a statement timeout once showed only as `"status":503` in the access log). It says
+/// One JSON line on stderr for every answer of 5xx, with the database's error when there was one (a
+/// statement timeout once showed only as `"status":503` in the access log). It says
 /// what an operator needs to find the cause: the route label, the request id (the access log's), the
 /// status and the SQLSTATE or error code, and for the database's failures its message. Never a header,
 /// a query string or a body: tokens travel there. Always on, unlike the access log.

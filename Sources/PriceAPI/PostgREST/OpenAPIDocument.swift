@@ -7,7 +7,7 @@ import PriceJSON
 ///
 /// It is built from the route table (`operations`): each row names its own answers, and the parts
 /// many rows share (error responses, read options, the two forms of a function call) come from one
-/// builder each. its paths and methods are the router's own table (`Resource.table`); tests/e2e/test_fuzz_openapi.py holds it to the server.
+/// builder each. its paths and methods are the router's own table (`Resource.table`); integration/e2e/test_fuzz_openapi.py holds it to the server.
 public enum OpenAPIDocument {
     public static func json(signUpChallenge: Bool) -> String {
         signUpChallenge ? withChallenge : withoutChallenge

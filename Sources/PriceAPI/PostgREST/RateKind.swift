@@ -1,7 +1,7 @@
 /// The rate kinds a report can have. The database defines them (the `price_reports_rate_kind_known`
 /// check and the median functions); this copy exists for two things only: asking the median
 /// functions for every kind in one call, and the `enum` of the OpenAPI document.
-/// tests/e2e/test_read_options.py checks it against the database's constraint.
+/// integration/e2e/test_read_options.py checks it against the database's constraint.
 enum RateKind: String, Sendable, CaseIterable {
     case hourly, daily, flat, monthly
 

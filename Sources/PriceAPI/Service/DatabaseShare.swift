@@ -6,7 +6,7 @@ import Synchronization
 /// of their own. Pure bookkeeping, no clock and no I/O: `DatabaseShares` holds one under a lock.
 ///
 /// Without it one address sending 8 slow quotes at once held all 8 pool connections, and every other
-/// client got 503 for as long as it went on (issue 19, reproduction 3), well under the request rate limit.
+/// client got 503 for as long as it went on, well under the request rate limit.
 struct DatabaseShare: Sendable, Equatable {
     enum Cost: Sendable, Equatable {
         case ordinary

@@ -32,7 +32,7 @@ public final class ServiceKeys: Sendable {
         var verifyingSecrets: [[UInt8]]
         /// True once the database's ring no longer holds the instance's own key (retired): the instance
         /// then signs nothing and accepts no token or JWT anon key of its own, whatever it still holds in
-        /// memory, until it is restarted with a key of the set (issue 32, reproduction 3).
+        /// memory, until it is restarted with a key of the set, so every instance gives the ring's verdict.
         public var ownKeyRetired = false
     }
 
