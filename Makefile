@@ -32,11 +32,11 @@ build:
 # The binary, its migrations, a hardened systemd unit and its user, into $(DESTDIR)$(PREFIX) (docs/packaging.md).
 PREFIX ?= /usr/local
 install: build
-	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh
+	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) packaging/install.sh
 
 # A Debian package in var/deb/ (dpkg-deb; docs/packaging.md).
 deb: build
-	@scripts/package-deb.sh var/deb
+	@packaging/package-deb.sh var/deb
 
 # Timed searches, which make test leaves out because they can find something new on any run: the fuzz
 # harness's unit tests and the replay of every committed input (make test runs those too), then every libFuzzer

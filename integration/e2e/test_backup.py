@@ -94,7 +94,7 @@ def own_database(migrated, tmp_path):
 def install_pricesvc_backup(root: Path) -> Path:
     """The command `make install` puts in PREFIX/bin, installed into a scratch DESTDIR: it runs with nothing
     of the source tree, on the pgBackRest configuration an operator has."""
-    install = subprocess.run([str(REPO / "scripts/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
+    install = subprocess.run([str(REPO / "packaging/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
                              env={**os.environ, "PREFIX": "/opt/pricesvc", "DESTDIR": str(root)})
     assert install.returncode == 0, install.stdout + install.stderr
     tool = root / "opt/pricesvc/bin/pricesvc-backup"
