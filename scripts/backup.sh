@@ -2,7 +2,7 @@
 # Backups of the single-node database of scripts/pg-cluster.sh (`make run`'s var/dev/pg) with pgBackRest:
 # continuous WAL archiving, full and incremental backups, restore to the latest point or to a time.
 # The first backup writes this directory's pgBackRest configuration and turns archiving on; everything
-# else is scripts/pricesvc-backup (installed as pricesvc-backup), given that configuration.
+# else is scripts/ops/pricesvc-backup (installed as pricesvc-backup), given that configuration.
 #
 #   scripts/backup.sh backup DIR [full|incr]   a backup (default incr; the first one is full). The first
 #                                              call sets up archiving, which restarts PostgreSQL once.
@@ -61,8 +61,8 @@ fi
 DATA=$DIR/data
 CONF_DIR=$DIR/pgbackrest
 PGBR_CONF=$CONF_DIR/pgbackrest.conf
-# shellcheck source=scripts/backup-lib.sh
-. "$ROOT/scripts/backup-lib.sh"
+# shellcheck source=scripts/ops/backup-lib.sh
+. "$ROOT/scripts/ops/backup-lib.sh"
 export BACKUP_INFO_CACHE=$GIVEN/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 command -v pgbackrest >/dev/null || die "pgbackrest is not installed (scripts/install-deps.sh)"
 
@@ -140,7 +140,7 @@ tool() {
     BACKUP_STOP_COMMAND="$(printf '%q stop %q' "$ROOT/scripts/pg-cluster.sh" "$GIVEN")" \
     BACKUP_START_COMMAND="$(printf '%q start %q' "$ROOT/scripts/pg-cluster.sh" "$GIVEN")" \
     BACKUP_OS_USER=postgres PGBIN=$PGBIN \
-        "$ROOT/scripts/pricesvc-backup" --config "$PGBR_CONF" --stanza "$STANZA" "$@"
+        "$ROOT/scripts/ops/pricesvc-backup" --config "$PGBR_CONF" --stanza "$STANZA" "$@"
 }
 
 backup() {

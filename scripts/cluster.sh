@@ -13,7 +13,7 @@
 #   scripts/cluster.sh switchover DIR  the same, by the name Patroni gives it (planned maintenance)
 #   scripts/cluster.sh down DIR      stops everything it started; idempotent
 #
-# Backups (pgBackRest, through scripts/pricesvc-backup, the installed tool; the leader archives every WAL
+# Backups (pgBackRest, through scripts/ops/pricesvc-backup, the installed tool; the leader archives every WAL
 # segment to the repository, docs/operations.md):
 #   scripts/cluster.sh backup DIR [full|incr]   a backup of the leader (default incr; the first is full);
 #                                    prints it as JSON (one element of `backups`)
@@ -716,14 +716,14 @@ down() {
 # ------------------------------------------------------------------ backups
 
 command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/install-deps.sh)"
-# shellcheck source=scripts/backup-lib.sh
-. "$REPO/scripts/backup-lib.sh"
+# shellcheck source=scripts/ops/backup-lib.sh
+. "$REPO/scripts/ops/backup-lib.sh"
 export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 
-# Backups and their listing are pricesvc-backup's (the installed tool: scripts/pricesvc-backup), given
+# Backups and their listing are pricesvc-backup's (the installed tool: scripts/ops/pricesvc-backup), given
 # the Patroni REST APIs and each node's pgBackRest configuration ("%m": the leader's).
 backup_tool() {
-    BACKUP_OS_USER=$DB_USER PGBIN=$PGBIN "$REPO/scripts/pricesvc-backup" --stanza "$STANZA" "$@"
+    BACKUP_OS_USER=$DB_USER PGBIN=$PGBIN "$REPO/scripts/ops/pricesvc-backup" --stanza "$STANZA" "$@"
 }
 
 leader_name() {

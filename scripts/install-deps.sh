@@ -11,7 +11,7 @@ packages=(
   python3-venv
   etcd-server patroni haproxy curl
   pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore
-  zstd  # scripts/backup-info.py: reads archived WAL (zstd-compressed) to list timelines and check restore targets
+  zstd  # scripts/ops/backup-info.py: reads archived WAL (zstd-compressed) to list timelines and check restore targets
   chromium chromium-driver  # integration/e2e/test_browser_cors.py: CORS proven in a real browser
   dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and integration/e2e/test_package.py: lintian, systemd-analyze verify
   openssl  # integration/e2e/test_tls.py: a test CA and the database's certificate

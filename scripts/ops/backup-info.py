@@ -180,7 +180,7 @@ class Repository:
 
     def last_transaction_end(self, path, begins):
         """(LSN, epoch) of the newest commit or abort in an archived segment at or after `begins`, and
-        of the newest that is not a restore's end-of-archive mark (scripts/backup-lib.sh archive_now)."""
+        of the newest that is not a restore's end-of-archive mark (scripts/ops/backup-lib.sh archive_now)."""
         if self.scratch is None:
             self.scratch = tempfile.mkdtemp(prefix="pricesvc-wal-")
         name = path.rsplit("/", 1)[-1][:24]
