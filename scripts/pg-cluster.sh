@@ -24,7 +24,7 @@
 # not crash-safe, for good (DIR/throwaway remembers it): no fsync, asynchronous commit, no full-page writes,
 # initdb --no-sync. A clean stop still writes everything, but an OS crash loses the cluster, and a killed
 # postmaster may lose commits already acknowledged: never for `make run`, nor for the drills that test
-# durability (scripts/cluster.sh, the backup and restore tests' clusters).
+# durability (scripts/topology/cluster.sh, the backup and restore tests' clusters).
 set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}

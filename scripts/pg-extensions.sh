@@ -1,4 +1,4 @@
-# Sourced by scripts/pg-cluster.sh and scripts/cluster.sh (they define PGBIN and die first).
+# Sourced by scripts/pg-cluster.sh and scripts/topology/cluster.sh (they define PGBIN and die first).
 # The migrations create PostGIS and pg_trgm (migrations/0023_places.sql): a server without them cannot be
 # migrated, so say which package is missing before any cluster is made.
 require_extensions() {

@@ -3,7 +3,7 @@
 # Builds, a throwaway PostgreSQL cluster, the migrations, then every suite against it: pgTAP policies
 # (pg_prove), the concurrency races, Swift tests (with the replay of every committed fuzz input), and the
 # end-to-end suite that drives a real pricesvc with curl-like requests, psql and the unmodified supabase
-# Python client. Beside that, the replicated topology of docs/deployment.md (scripts/cluster.sh) and its
+# Python client. Beside that, the replicated topology of docs/deployment.md (scripts/topology/cluster.sh) and its
 # drills; it starts in the background as soon as the binary exists, while the single-node suites run.
 #
 #   scripts/test.sh          make test
@@ -82,13 +82,13 @@ scripts/previous-release.sh >"$root/var/previous-release.log" 2>&1 &
 
 cluster_dir=$state/cluster
 step "fresh PostgreSQL cluster in $state/pg (throwaway: no fsync)"
-scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true
+scripts/topology/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true
 scripts/pg-cluster.sh destroy "$state/pg" >/dev/null 2>&1 || true
 rm -rf "$state"
 mkdir -p "$state"
 eval "$(PG_CLUSTER_THROWAWAY=1 scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
 export PGHOST PGUSER PGDATABASE=pricesvc
-trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
+trap 'scripts/topology/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
   scripts/pg-cluster.sh stop "$state/pg-apart" >/dev/null 2>&1 || true' EXIT
 
 # The replicated topology comes up in the background (its own durable clusters, not the one above); the
@@ -97,7 +97,7 @@ trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg
 # archived within 5 s.
 mapfile -t unset_settings < <(compgen -e | grep '^PRICESVC_' | sed 's/^/--unset=/')
 env "${unset_settings[@]}" PRICESVC_BIN="$bin" CLUSTER_ARCHIVE_TIMEOUT=5 \
-  scripts/cluster.sh up "$cluster_dir" >"$state/cluster-up.log" 2>&1 &
+  scripts/topology/cluster.sh up "$cluster_dir" >"$state/cluster-up.log" 2>&1 &
 
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
 secret=$(head -c 48 /dev/urandom | base64 -w0)
@@ -141,7 +141,7 @@ record "python virtual environment (.venv), after the build" "$(since "$started"
 
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
 # The cluster suite runs beside the end-to-end suite: its own etcd, Patroni nodes, HAProxy and pricesvc
-# instances (scripts/cluster.sh, started above), on ports below the ephemeral range; both suites mostly
+# instances (scripts/topology/cluster.sh, started above), on ports below the ephemeral range; both suites mostly
 # wait (on failovers, restores, servers). Its output is kept in var/test/cluster-suite.log and shown after.
 cluster_log=$state/cluster-suite.log
 (

@@ -1,4 +1,4 @@
-"""The replicated topology (scripts/cluster.sh): etcd, two Patroni-managed PostgreSQL nodes, HAProxy and
+"""The replicated topology (scripts/topology/cluster.sh): etcd, two Patroni-managed PostgreSQL nodes, HAProxy and
 two pricesvc instances, all on loopback. One cluster serves the whole suite; the tests that break
 something run last and `cluster.sh up` repairs what they broke.
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "integration/e2e"))
 
 from helpers import Api  # noqa: E402
 
-CLUSTER_SH = REPO / "scripts/cluster.sh"
+CLUSTER_SH = REPO / "scripts/topology/cluster.sh"
 
 
 class SourceAddressAdapter(HTTPAdapter):

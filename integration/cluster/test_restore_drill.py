@@ -44,7 +44,7 @@ def run_cluster_sh(cluster, action: str, *args: str, timeout: float = 300) -> su
 
 
 def cluster_command(cluster, action: str, *args: str, timeout: float = 300) -> list[dict]:
-    """scripts/cluster.sh ACTION DIR ARGS: its JSON lines. The last one, when it is the status line, is
+    """scripts/topology/cluster.sh ACTION DIR ARGS: its JSON lines. The last one, when it is the status line, is
     kept as the cluster's info."""
     result = run_cluster_sh(cluster, action, *args, timeout=timeout)
     assert result.returncode == 0, f"cluster.sh {action} failed ({result.returncode}):\n{result.stderr[-3000:]}"
