@@ -5,7 +5,7 @@ something run last and `cluster.sh up` repairs what they broke.
 Clients are told apart the way HAProxy sees them: each one binds its own source address in
 127.0.0.0/8, so the per-address limits apply to it as to a phone on the internet.
 
-Environment (set by scripts/test.sh; standalone runs make their own): PRICESVC_BIN,
+Environment (set by scripts/dev/test.sh; standalone runs make their own): PRICESVC_BIN,
 PRICESVC_TEST_CLUSTER_DIR (where the cluster lives), PRICESVC_TEST_CLUSTER_REPORT and
 PRICESVC_TEST_RESTORE_REPORT (JSON files the failover and restore drills write their measurements to).
 """

@@ -16,7 +16,7 @@ the archive (archive_timeout is off, so what came after T is only in the live WA
    keeps serving.
 
 `pricesvc migrate` has nothing to do after each restore and the URLs of `up` serve again. The
-measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/test.sh prints them)."""
+measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/dev/test.sh prints them)."""
 
 from __future__ import annotations
 

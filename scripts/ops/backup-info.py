@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The pgBackRest repository as an operator sees it, for scripts/backup.sh and scripts/topology/cluster.sh.
+"""The pgBackRest repository as an operator sees it, for scripts/dev/backup.sh and scripts/topology/cluster.sh.
 
   backup-info.py list REPO -- PGBACKREST...     {"stanza", "repository", "archive": {"min", "max"},
                                                 "timelines": [...], "backups": [...]}

@@ -1,5 +1,5 @@
 # pgBackRest steps of pricesvc-backup (scripts/ops/pricesvc-backup, installed with this file in
-# PREFIX/lib/pricesvc), also sourced by scripts/backup.sh (its first-backup setup) and scripts/topology/cluster.sh
+# PREFIX/lib/pricesvc), also sourced by scripts/dev/backup.sh (its first-backup setup) and scripts/topology/cluster.sh
 # (the loopback cluster's restore). The caller defines: AS_DB (array: runs a command as the database's OS
 # user, empty when that is the caller), PGBR_CONF (its pgbackrest.conf), STANZA, die() and usage().
 

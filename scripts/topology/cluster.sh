@@ -55,7 +55,7 @@ PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard 
 die() { echo "cluster: $*" >&2; exit 1; }
 usage() { die "usage: $0 up|status|failover|switchover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
 
-. "$REPO/scripts/pg-extensions.sh"
+. "$REPO/scripts/dev/pg-extensions.sh"
 
 [ $# -ge 2 ] || usage
 cmd=$1
@@ -75,7 +75,7 @@ _restore-*) [ -n "${CLUSTER_RESTORE_HOLDS_LOCK:-}" ] || die "$cmd is a step of r
 esac
 
 # Patroni and PostgreSQL must reach their folders. Under a private DIR (e.g. a 0700 temporary
-# folder) as root they live in a folder of their own under /var/tmp, as scripts/pg-cluster.sh does.
+# folder) as root they live in a folder of their own under /var/tmp, as scripts/dev/pg-cluster.sh does.
 if [ "$(id -u)" -eq 0 ]; then
     id -u postgres >/dev/null 2>&1 || die "OS user 'postgres' is missing (apt-get install postgresql)"
     DB_USER=postgres
@@ -594,7 +594,7 @@ EOF
 up() {
     require_extensions
     command -v etcd >/dev/null && command -v patroni >/dev/null && command -v haproxy >/dev/null ||
-        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh installs them)"
+        die "etcd, patroni and haproxy are needed (scripts/dev/install-deps.sh installs them)"
     [ -x "$BIN" ] || die "no pricesvc at $BIN (make build)"
     [ -f "$ENV_FILE" ] || make_configuration
     load_configuration
@@ -715,7 +715,7 @@ down() {
 
 # ------------------------------------------------------------------ backups
 
-command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/install-deps.sh)"
+command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/dev/install-deps.sh)"
 # shellcheck source=scripts/ops/backup-lib.sh
 . "$REPO/scripts/ops/backup-lib.sh"
 export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)

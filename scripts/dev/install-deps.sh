@@ -10,7 +10,7 @@ packages=(
   postgresql-15-postgis-3  # places (migrations/0023_places.sql): PostGIS; pg_trgm comes with postgresql-15 (contrib)
   python3-venv
   etcd-server patroni haproxy curl
-  pgbackrest  # scripts/backup.sh, scripts/topology/cluster.sh backup|restore: WAL archiving and point-in-time restore
+  pgbackrest  # scripts/dev/backup.sh, scripts/topology/cluster.sh backup|restore: WAL archiving and point-in-time restore
   zstd  # scripts/ops/backup-info.py: reads archived WAL (zstd-compressed) to list timelines and check restore targets
   chromium chromium-driver  # integration/e2e/test_browser_cors.py: CORS proven in a real browser
   dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and integration/e2e/test_package.py: lintian, systemd-analyze verify
