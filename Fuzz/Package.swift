@@ -2,7 +2,7 @@
 import PackageDescription
 
 // libFuzzer targets, one per input format a client or a feed sends (docs/fuzzing.md), built and run by
-// scripts/fuzz.sh (`make fuzz`), in the style of swift-protobuf's FuzzTesting/. Each executable is a shim
+// scripts/dev/fuzz.sh (`make fuzz`), in the style of swift-protobuf's FuzzTesting/. Each executable is a shim
 // over the service package's FuzzHarness, whose checks the ordinary test build replays over every committed
 // input (Tests/FuzzReplayTests, in `make test`). Its own package, so the sanitizer build never touches the
 // service's .build. The service is named "pricesvc" here whatever its directory is called (a path

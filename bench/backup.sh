@@ -29,7 +29,7 @@ die() { echo "bench/backup: $*" >&2; exit 1; }
 [ -x "$bin" ] || die "no pricesvc at $bin (make build)"
 mkdir -p "$state"
 
-eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)"   # PGHOST, PGUSER
+eval "$(scripts/dev/pg-cluster.sh start "$state/pg" | tail -n 1)"   # PGHOST, PGUSER
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
 psql_su() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$PGHOST" -U "$PGUSER" -d pricesvc "$@"; }
 secret_file=$state/jwt-secret
@@ -48,7 +48,7 @@ fi
 reports=$(psql_su -c "select count(*) from public.price_reports")
 db_bytes=$(psql_su -c "select pg_database_size('pricesvc')")
 
-backup_json() { BACKUP_ARCHIVE_TIMEOUT=$ARCHIVE_TIMEOUT scripts/backup.sh backup "$state/pg" "$1"; }
+backup_json() { BACKUP_ARCHIVE_TIMEOUT=$ARCHIVE_TIMEOUT scripts/dev/backup.sh backup "$state/pg" "$1"; }
 field() { /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 note "full backup of $reports reports ($db_bytes bytes)"
@@ -103,14 +103,14 @@ EOF
 fi
 
 note "restore to the latest point, over the running database's files (--delta)"
-restore=$(scripts/backup.sh restore "$state/pg")
+restore=$(scripts/dev/backup.sh restore "$state/pg")
 after=$(psql_su -c "select count(*) from public.price_reports")
 [ "$after" -ge "$((reports + INCR_REPORTS))" ] || die "restore lost reports: $after < $((reports + INCR_REPORTS))"
 note "restore to the latest point into an empty data directory (the disk lost)"
 data=$(psql_su -c "show data_directory")
-scripts/pg-cluster.sh stop "$state/pg"
+scripts/dev/pg-cluster.sh stop "$state/pg"
 rm -rf -- "$data"
-restore_empty=$(scripts/backup.sh restore "$state/pg")
+restore_empty=$(scripts/dev/backup.sh restore "$state/pg")
 after=$(psql_su -c "select count(*) from public.price_reports")
 [ "$after" -ge "$((reports + INCR_REPORTS))" ] || die "restore lost reports: $after < $((reports + INCR_REPORTS))"
 

@@ -12,7 +12,7 @@
 # (apt-get install valgrind). Settings: BENCH_INSTRUCTION_SECONDS (10, the counted run),
 # PRICESVC_BIN (.build/release/pricesvc). Writes var/bench/instructions/callgrind.out.* for
 # callgrind_annotate --inclusive=yes. Leaves the benchmark's PostgreSQL running, as BENCH_KEEP_PG=1 does
-# (scripts/pg-cluster.sh stop var/bench/pg stops it).
+# (scripts/dev/pg-cluster.sh stop var/bench/pg stops it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +30,7 @@ secret_file=var/bench/jwt-secret
 [ -d "$pg_dir" ] && [ -f "$secret_file" ] \
   || { echo "no benchmark database in $pg_dir: run BENCH_KEEP_PG=1 bench/run.sh once first" >&2; exit 1; }
 
-eval "$(scripts/pg-cluster.sh start "$pg_dir" | tail -n1)"
+eval "$(scripts/dev/pg-cluster.sh start "$pg_dir" | tail -n1)"
 export PGHOST PGUSER
 
 out=var/bench/instructions

@@ -125,7 +125,7 @@ note() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 [ -x "$BIN" ] || die "no pricesvc binary at $BIN (make build, or set PRICESVC_BIN)"
 for tool in wrk nginx curl python3 "$PGBENCH"; do
-  command -v "$tool" >/dev/null || die "$tool is missing (scripts/install-deps.sh --bench)"
+  command -v "$tool" >/dev/null || die "$tool is missing (scripts/dev/install-deps.sh --bench)"
 done
 [ "$CLIENTS" -ge "$THREADS" ] || die "BENCH_CLIENTS must be ≥ BENCH_THREADS"
 
@@ -157,7 +157,7 @@ cleanup() {
     rm -f "$nginx_dir/nginx.pid"
   fi
   if [ "${BENCH_KEEP_PG:-0}" != 1 ]; then
-    scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1
+    scripts/dev/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1
   fi
   exit "$status"
 }
@@ -183,7 +183,7 @@ HZ=$(getconf CLK_TCK)
 
 # ---------------------------------------------------------------- PostgreSQL
 note "PostgreSQL in $state/pg"
-eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)"   # PGHOST, PGUSER
+eval "$(scripts/dev/pg-cluster.sh start "$state/pg" | tail -n 1)"   # PGHOST, PGUSER
 export PGHOST PGUSER PGDATABASE=pricesvc
 postmaster_pid=$(head -n 1 "$PGHOST/data/postmaster.pid")
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"

@@ -3,7 +3,7 @@
 -- pricesvc makes is here (versioned files numbered up to 0014 made some too; this file re-declares each
 -- of them). The functions live in the other repeatable files (settings.sql, auth.sql, limits.sql,
 -- median_store.sql, medians.sql, published_rates.sql, reports.sql); tables and types in the versioned
--- NNNN_*.sql files. scripts/lint-migrations.py and integration/pgtap/06_layout.sql hold the tree to this.
+-- NNNN_*.sql files. scripts/dev/lint-migrations.py and integration/pgtap/06_layout.sql hold the tree to this.
 --
 -- Repeatable, and always the last file `pricesvc migrate` applies: after the versioned files and the
 -- other repeatable files, and again whenever any of them ran. So every statement here is idempotent

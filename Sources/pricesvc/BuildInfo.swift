@@ -4,7 +4,7 @@
 /// (`f581074d35ee`, `v0.2.0-3-g1a2b3c4d5e6f`, `…-dirty` for uncommitted changes, `unknown` outside git).
 enum BuildInfo {
     /// The release, bumped by hand with each one: the newest heading of CHANGELOG.md (a test checks it)
-    /// and the Debian package's version (scripts/package-deb.sh).
+    /// and the Debian package's version (packaging/package-deb.sh).
     static let version = "0.1.0"
 
     /// The compiler that built this binary, from `#if compiler`: SwiftPM offers no build-time value

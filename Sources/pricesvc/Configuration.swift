@@ -129,7 +129,7 @@ enum Settings {
 
 extension Settings {
     /// `PRICESVC_*` names that are not settings of the binary but of its tests and scripts
-    /// (integration/e2e/conftest.py, scripts/test.sh): left alone by the unknown-variable check.
+    /// (integration/e2e/conftest.py, scripts/dev/test.sh): left alone by the unknown-variable check.
     static let foreignEnvironmentNames: Set<String> = ["PRICESVC_BIN", "PRICESVC_OWNER_URL"]
     static let foreignEnvironmentPrefixes = ["PRICESVC_TEST_", "PRICESVC_E2E_"]
 

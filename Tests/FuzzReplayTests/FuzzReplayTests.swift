@@ -5,7 +5,7 @@ import Testing
 /// Every input committed under Fuzz/ (the seeds in Corpus/<Target>, every crash ever found in
 /// FailCases/<Target>) runs once through its target's checks, as libFuzzer's `-runs=0` replay would, but in
 /// the ordinary test build: a fixed crash stays fixed on every `make test`, with no sanitizer build. Timed
-/// searching is `make fuzz`'s (scripts/fuzz.sh). A broken invariant aborts the test process, and its
+/// searching is `make fuzz`'s (scripts/dev/fuzz.sh). A broken invariant aborts the test process, and its
 /// message names the file (`FuzzInput.label`).
 @Suite(.serialized) struct FuzzReplayTests {
     static let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -33,7 +33,7 @@ import Testing
         for file in files {
             let data = try Data(contentsOf: file)
             FuzzInput.label = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
-            // Whole, even past scripts/fuzz.sh's -max_len: a check holds for every input.
+            // Whole, even past scripts/dev/fuzz.sh's -max_len: a check holds for every input.
             data.withUnsafeBytes { target.run($0) }
         }
         FuzzInput.label = nil

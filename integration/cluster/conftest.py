@@ -1,11 +1,11 @@
-"""The replicated topology (scripts/cluster.sh): etcd, two Patroni-managed PostgreSQL nodes, HAProxy and
+"""The replicated topology (scripts/topology/cluster.sh): etcd, two Patroni-managed PostgreSQL nodes, HAProxy and
 two pricesvc instances, all on loopback. One cluster serves the whole suite; the tests that break
 something run last and `cluster.sh up` repairs what they broke.
 
 Clients are told apart the way HAProxy sees them: each one binds its own source address in
 127.0.0.0/8, so the per-address limits apply to it as to a phone on the internet.
 
-Environment (set by scripts/test.sh; standalone runs make their own): PRICESVC_BIN,
+Environment (set by scripts/dev/test.sh; standalone runs make their own): PRICESVC_BIN,
 PRICESVC_TEST_CLUSTER_DIR (where the cluster lives), PRICESVC_TEST_CLUSTER_REPORT and
 PRICESVC_TEST_RESTORE_REPORT (JSON files the failover and restore drills write their measurements to).
 """
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "integration/e2e"))
 
 from helpers import Api  # noqa: E402
 
-CLUSTER_SH = REPO / "scripts/cluster.sh"
+CLUSTER_SH = REPO / "scripts/topology/cluster.sh"
 
 
 class SourceAddressAdapter(HTTPAdapter):

@@ -8,7 +8,7 @@ import subprocess
 
 from conftest import REPO, cluster_env
 
-TOOL = REPO / "scripts/pricesvc-backup"
+TOOL = REPO / "scripts/ops/pricesvc-backup"
 
 
 def test_on_each_node_only_the_leaders_run_backs_up(cluster):

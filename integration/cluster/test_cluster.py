@@ -286,7 +286,7 @@ def p99(values: list[float]) -> float:
 
 
 def write_measurements(update: dict) -> None:
-    """Adds to the measurements report (PRICESVC_TEST_CLUSTER_REPORT), which scripts/test.sh prints."""
+    """Adds to the measurements report (PRICESVC_TEST_CLUSTER_REPORT), which scripts/dev/test.sh prints."""
     if not DRILL_REPORT:
         return
     path = Path(DRILL_REPORT)

@@ -16,7 +16,7 @@ the archive (archive_timeout is off, so what came after T is only in the live WA
    keeps serving.
 
 `pricesvc migrate` has nothing to do after each restore and the URLs of `up` serve again. The
-measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/test.sh prints them)."""
+measurements go to PRICESVC_TEST_RESTORE_REPORT (scripts/dev/test.sh prints them)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def run_cluster_sh(cluster, action: str, *args: str, timeout: float = 300) -> su
 
 
 def cluster_command(cluster, action: str, *args: str, timeout: float = 300) -> list[dict]:
-    """scripts/cluster.sh ACTION DIR ARGS: its JSON lines. The last one, when it is the status line, is
+    """scripts/topology/cluster.sh ACTION DIR ARGS: its JSON lines. The last one, when it is the status line, is
     kept as the cluster's info."""
     result = run_cluster_sh(cluster, action, *args, timeout=timeout)
     assert result.returncode == 0, f"cluster.sh {action} failed ({result.returncode}):\n{result.stderr[-3000:]}"

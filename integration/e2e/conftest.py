@@ -1,10 +1,10 @@
 """End-to-end fixtures: a real PostgreSQL, `pricesvc migrate`, and real `pricesvc serve` processes.
 
-Under `make test` (scripts/test.sh) the environment names everything:
+Under `make test` (scripts/dev/test.sh) the environment names everything:
   PRICESVC_BIN, PGHOST, PGUSER, PGDATABASE, PRICESVC_OWNER_URL, PRICESVC_TEST_PG_DIR,
   PRICESVC_TEST_JWT_SECRET.
 Standalone (`.venv/bin/pytest integration/e2e`), whatever is unset is made here: a private cluster in
-var/e2e/pg (scripts/pg-cluster.sh), a random secret, and .build/release/pricesvc (never built here).
+var/e2e/pg (scripts/dev/pg-cluster.sh), a random secret, and .build/release/pricesvc (never built here).
 PRICESVC_E2E_MIGRATIONS_DIR points the suite at another migrations folder (default: migrations/).
 PRICESVC_TEST_FUZZ_SEED replays a seed of the OpenAPI fuzz test (test_fuzz_openapi.py) that failed.
 
@@ -81,14 +81,14 @@ class Env:
         return result
 
     def allow_login(self, *roles: str) -> None:
-        """Lets this OS user log in over the cluster's socket as `roles` (peer with a map: scripts/pg-cluster.sh)."""
-        result = subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "allow", self.pg_dir, *roles],
+        """Lets this OS user log in over the cluster's socket as `roles` (peer with a map: scripts/dev/pg-cluster.sh)."""
+        result = subprocess.run([str(REPO / "scripts/dev/pg-cluster.sh"), "allow", self.pg_dir, *roles],
                                 capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
 
 
 def _start_cluster(directory: Path) -> tuple[str, str]:
-    result = subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "start", str(directory)],
+    result = subprocess.run([str(REPO / "scripts/dev/pg-cluster.sh"), "start", str(directory)],
                             capture_output=True, text=True, timeout=180)
     if result.returncode != 0:
         pytest.exit(f"cannot start PostgreSQL in {directory}: {result.stderr}", returncode=3)
@@ -100,7 +100,7 @@ def _start_cluster(directory: Path) -> tuple[str, str]:
 def env(tmp_path_factory) -> Env:
     binary = os.environ.get("PRICESVC_BIN") or str(REPO / ".build/release/pricesvc")
     if not os.access(binary, os.X_OK):
-        pytest.exit(f"pricesvc binary not found at {binary}: run `make build` (scripts/build.sh) "
+        pytest.exit(f"pricesvc binary not found at {binary}: run `make build` (scripts/dev/build.sh) "
                     f"or set PRICESVC_BIN", returncode=3)
     pg_dir = os.environ.get("PRICESVC_TEST_PG_DIR")
     pghost, pguser = os.environ.get("PGHOST"), os.environ.get("PGUSER")

@@ -12,7 +12,7 @@ RULES = REPO / "docs/alerts.yml"
 
 def _promtool() -> str:
     promtool = shutil.which("promtool")
-    assert promtool, "promtool is missing: scripts/install-deps.sh installs Debian's prometheus package"
+    assert promtool, "promtool is missing: scripts/dev/install-deps.sh installs Debian's prometheus package"
     return promtool
 
 

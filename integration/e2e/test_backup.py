@@ -1,4 +1,4 @@
-"""scripts/backup.sh on the single-node database (scripts/pg-cluster.sh, `make run`): WAL archiving, full
+"""scripts/dev/backup.sh on the single-node database (scripts/dev/pg-cluster.sh, `make run`): WAL archiving, full
 and incremental backups, a restore to the latest point of a live database and to a point in time, with
 a real pricesvc serving throughout. (The cluster's restore drill is in integration/cluster.)"""
 
@@ -17,8 +17,8 @@ import pytest
 from conftest import REPO, ServerFactory, _start_cluster
 from helpers import Database, jwt_claims, report, wait_until
 
-BACKUP_SH = REPO / "scripts/backup.sh"
-PG_CLUSTER_SH = REPO / "scripts/pg-cluster.sh"
+BACKUP_SH = REPO / "scripts/dev/backup.sh"
+PG_CLUSTER_SH = REPO / "scripts/dev/pg-cluster.sh"
 
 
 def backup_sh(*args, timeout: float = 240) -> dict:
@@ -94,7 +94,7 @@ def own_database(migrated, tmp_path):
 def install_pricesvc_backup(root: Path) -> Path:
     """The command `make install` puts in PREFIX/bin, installed into a scratch DESTDIR: it runs with nothing
     of the source tree, on the pgBackRest configuration an operator has."""
-    install = subprocess.run([str(REPO / "scripts/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
+    install = subprocess.run([str(REPO / "packaging/install.sh")], cwd=REPO, capture_output=True, text=True, timeout=300,
                              env={**os.environ, "PREFIX": "/opt/pricesvc", "DESTDIR": str(root)})
     assert install.returncode == 0, install.stdout + install.stderr
     tool = root / "opt/pricesvc/bin/pricesvc-backup"
@@ -104,7 +104,7 @@ def install_pricesvc_backup(root: Path) -> Path:
 
 def test_backups_restore_the_latest_point_and_exactly_a_point_in_time_while_pricesvc_serves(own_database, anon_key,
                                                                                              tmp_path):
-    """One proof of the single-node topology: scripts/backup.sh takes the backups and restores the latest
+    """One proof of the single-node topology: scripts/dev/backup.sh takes the backups and restores the latest
     point; the installed pricesvc-backup lists them and restores to a point in time (PostgreSQL stopped and
     started by pg_ctl); then the ambiguous "latest" is refused. (The cluster's drill is in integration/cluster.)"""
     pg_dir, env, db, server = own_database

@@ -92,7 +92,7 @@ class PageServer:
 def browser():
     for binary in (CHROMIUM, CHROMEDRIVER):
         if not shutil.which(binary):
-            pytest.fail(f"{binary} is missing: scripts/install-deps.sh installs chromium and chromium-driver")
+            pytest.fail(f"{binary} is missing: scripts/dev/install-deps.sh installs chromium and chromium-driver")
     os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager look for a browser or driver online
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

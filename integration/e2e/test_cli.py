@@ -107,11 +107,10 @@ def test_help_texts_say_what_the_commands_really_need_and_do(env, api):
 
 
 def test_every_install_deps_flag_a_script_suggests_exists():
-    scripts = REPO / "scripts"
-    install_deps = (scripts / "install-deps.sh").read_text()
+    install_deps = (REPO / "scripts/dev/install-deps.sh").read_text()
     known = set(re.findall(r'"\$\{1:-\}" = "(--[a-z-]+)"', install_deps))
     suggested = set()
-    for script in scripts.glob("*.sh"):
+    for script in [*(REPO / "scripts").rglob("*.sh"), *(REPO / "packaging").glob("*.sh")]:
         suggested |= set(re.findall(r"install-deps\.sh (--[a-z-]+)", script.read_text()))
     assert known == {"--bench"}, known
     assert suggested <= known, suggested - known

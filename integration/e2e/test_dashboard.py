@@ -74,7 +74,7 @@ def test_the_dashboard_is_valid_against_the_schema_of_what_grafana_imports():
 
 def test_every_query_is_valid_promql(tmp_path):
     promtool = shutil.which("promtool")
-    assert promtool, "promtool is missing: scripts/install-deps.sh installs Debian's prometheus package"
+    assert promtool, "promtool is missing: scripts/dev/install-deps.sh installs Debian's prometheus package"
     queries = _queries(_dashboard())
     # Each expression as a recording rule, Grafana's variables replaced as Grafana would.
     rules = {"groups": [{"name": "dashboard", "rules": [

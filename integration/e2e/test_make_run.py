@@ -108,7 +108,7 @@ def run_demo(state: Path, port: int) -> subprocess.CompletedProcess:
 @pytest.mark.timeout(900)
 def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
     state = REPO / "var/e2e-make-run"
-    subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "destroy", str(state / "pg")], capture_output=True)
+    subprocess.run([str(REPO / "scripts/dev/pg-cluster.sh"), "destroy", str(state / "pg")], capture_output=True)
     run = MakeRun(state, free_port())
     try:
         info = run.start()
@@ -166,7 +166,7 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
         assert "sfmta:lot-44" in overview.stdout and "sfmta:garage-19" not in overview.stdout, overview.stdout
 
         # The README's local analyst, as written (pointed at this test's cluster instead of var/dev).
-        block = re.search(r"```sh\n(eval \"\$\(scripts/pg-cluster\.sh start var/dev/pg.*?)```",
+        block = re.search(r"```sh\n(eval \"\$\(scripts/dev/pg-cluster\.sh start var/dev/pg.*?)```",
                           (REPO / "README.md").read_text(), re.S)
         assert block, "README.md lost its local analyst block"
         script = block.group(1).replace("var/dev/pg", shlex.quote(str(state / "pg")))
@@ -192,4 +192,4 @@ def test_make_run_prints_url_key_and_psql_serves_and_survives_a_hard_kill():
             second.stop()
     finally:
         run.stop()
-        subprocess.run([str(REPO / "scripts/pg-cluster.sh"), "destroy", str(state / "pg")], capture_output=True)
+        subprocess.run([str(REPO / "scripts/dev/pg-cluster.sh"), "destroy", str(state / "pg")], capture_output=True)

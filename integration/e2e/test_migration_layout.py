@@ -1,5 +1,5 @@
 """The SQL layout (docs/contracts.md, "migrations/ layout"): a database migrated from an earlier layout
-ends with the same catalog as a fresh one, and scripts/lint-migrations.py refuses what the layout forbids.
+ends with the same catalog as a fresh one, and scripts/dev/lint-migrations.py refuses what the layout forbids.
 
 Each test makes its own databases in the test cluster (`make test` reuses one cluster: the names carry
 this process's id) and drops them. The earlier layouts come from git history (`git archive`), which a
@@ -23,7 +23,7 @@ from conftest import GENERAL_SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
 DUMP = Path(__file__).resolve().parent / "catalog_dump.sql"
-LINT = REPO / "scripts/lint-migrations.py"
+LINT = REPO / "scripts/dev/lint-migrations.py"
 # Earlier layouts a deployed database may be at: before the published-rates engine left 0010 (08deb3b),
 # main before settings.sql and the generic revoke in policies.sql (d0da0f8), and main before the versioned
 # files up to 0014 lost their functions and grants (820e789: migrations/superseded.txt lists its texts).

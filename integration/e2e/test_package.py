@@ -153,7 +153,7 @@ def test_make_install_puts_a_binary_migrations_and_a_hardened_unit_that_systemd_
 
 
 def test_the_deb_unpacked_into_a_scratch_root_serves_and_lintian_finds_no_errors(migrated, tmp_path):
-    result = subprocess.run([str(REPO / "scripts/package-deb.sh"), str(tmp_path / "out")], cwd=REPO,
+    result = subprocess.run([str(REPO / "packaging/package-deb.sh"), str(tmp_path / "out")], cwd=REPO,
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     deb = Path(result.stdout.strip().splitlines()[-1])

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.disruptive
 
 
 def pg_cluster(env, action: str):
-    result = subprocess.run([str(REPO / "scripts/pg-cluster.sh"), action, env.pg_dir],
+    result = subprocess.run([str(REPO / "scripts/dev/pg-cluster.sh"), action, env.pg_dir],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"pg-cluster.sh {action}: {result.stderr}"
 
@@ -134,7 +134,7 @@ def test_a_postgresql_restart_mid_test_gives_503s_then_service_resumes_and_no_20
 
 
 def test_pg_cluster_restart_is_survived_by_a_running_server(server, anon_key, env, db, outage):
-    """The shared server, restarted under with scripts/pg-cluster.sh restart as make test's script does it."""
+    """The shared server, restarted under with scripts/dev/pg-cluster.sh restart as make test's script does it."""
     api = server.api(anon_key)
     session = api.new_session()
     before = report()

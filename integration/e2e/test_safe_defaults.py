@@ -68,7 +68,7 @@ def test_the_test_suites_own_variables_are_not_settings_and_are_ignored(env):
 
 
 def test_the_dev_and_test_cluster_is_private_to_its_owner(env, db):
-    """scripts/pg-cluster.sh once ran `trust` over a socket mode 0777 in a directory
+    """scripts/dev/pg-cluster.sh once ran `trust` over a socket mode 0777 in a directory
     anyone could enter, so any local user connected as the superuser (`copy … to program` then runs
     commands as the cluster's owner). Now the socket, its directory and the data directory are the
     owner's alone, and TCP (off by default) needs scram-sha-256."""

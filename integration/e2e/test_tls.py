@@ -32,7 +32,7 @@ def _make_ca(directory: Path, name: str) -> None:
 
 
 class TLSCluster:
-    """A private PostgreSQL (scripts/pg-cluster.sh) listening on a loopback address of its own, TLS only."""
+    """A private PostgreSQL (scripts/dev/pg-cluster.sh) listening on a loopback address of its own, TLS only."""
 
     def __init__(self, directory: Path):
         self.directory = directory
@@ -68,7 +68,7 @@ class TLSCluster:
         self._cluster("restart")
 
     def _cluster(self, command: str) -> str:
-        result = subprocess.run([str(REPO / "scripts/pg-cluster.sh"), command, str(self.directory / "pg")],
+        result = subprocess.run([str(REPO / "scripts/dev/pg-cluster.sh"), command, str(self.directory / "pg")],
                                 capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, result.stderr
         return result.stdout

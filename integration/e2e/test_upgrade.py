@@ -4,7 +4,7 @@ refuses to migrate a newer schema, and the previous release serves beside the ne
 
 "The next release" is made here: a copy of migrations/ with VERSION bumped, a versioned file that takes
 price_reports' ACCESS EXCLUSIVE lock (an expand step: a nullable column) and a changed medians.sql. "The
-previous release" is built from git by scripts/previous-release.sh (cached by commit in ~/.cache/pricesvc/previous-release, shared by clones).
+previous release" is built from git by scripts/dev/previous-release.sh (cached by commit in ~/.cache/pricesvc/previous-release, shared by clones).
 Each test makes its own databases in the test cluster and drops them; the shared one is never migrated
 to another version.
 """
@@ -316,10 +316,10 @@ def test_an_instance_stays_ready_on_a_newer_compatible_schema_and_not_on_an_inco
 
 @pytest.fixture(scope="session")
 def previous_release() -> Path:
-    """The previous release's pricesvc and migrations/ (scripts/previous-release.sh builds it once)."""
-    result = subprocess.run([str(REPO / "scripts/previous-release.sh")], capture_output=True, text=True,
+    """The previous release's pricesvc and migrations/ (scripts/dev/previous-release.sh builds it once)."""
+    result = subprocess.run([str(REPO / "scripts/dev/previous-release.sh")], capture_output=True, text=True,
                             timeout=1800, cwd=str(REPO))
-    assert result.returncode == 0, f"scripts/previous-release.sh failed:\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, f"scripts/dev/previous-release.sh failed:\n{result.stderr[-4000:]}"
     return Path(result.stdout.strip().splitlines()[-1])
 
 

@@ -2,14 +2,14 @@
 -- defined in a repeatable file, belongs to pricesvc_owner, and may be called by exactly the roles
 -- policies.sql grants it to. The expected grants are written out below, apart from policies.sql, so a
 -- grant that slips in anywhere (a versioned file, a repeatable file, a hand-run GRANT that policies.sql
--- failed to take back) fails here. Run from the repository root (pg_prove as scripts/test.sh runs it):
--- psql reads migrations/ through scripts/lint-migrations.py.
+-- failed to take back) fails here. Run from the repository root (pg_prove as scripts/dev/test.sh runs it):
+-- psql reads migrations/ through scripts/dev/lint-migrations.py.
 begin;
 \ir _helpers.psql
 select plan(6);
 
 -- The functions migrations/*.sql repeatable files create (schema.name), read on the client side.
-\set repeatable_functions `python3 scripts/lint-migrations.py --repeatable-functions`
+\set repeatable_functions `python3 scripts/dev/lint-migrations.py --repeatable-functions`
 create temporary table repeatable_functions on commit drop as
 select unnest(string_to_array(:'repeatable_functions', ',')) as name;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The pgBackRest repository as an operator sees it, for scripts/backup.sh and scripts/cluster.sh.
+"""The pgBackRest repository as an operator sees it, for scripts/dev/backup.sh and scripts/topology/cluster.sh.
 
   backup-info.py list REPO -- PGBACKREST...     {"stanza", "repository", "archive": {"min", "max"},
                                                 "timelines": [...], "backups": [...]}
@@ -180,7 +180,7 @@ class Repository:
 
     def last_transaction_end(self, path, begins):
         """(LSN, epoch) of the newest commit or abort in an archived segment at or after `begins`, and
-        of the newest that is not a restore's end-of-archive mark (scripts/backup-lib.sh archive_now)."""
+        of the newest that is not a restore's end-of-archive mark (scripts/ops/backup-lib.sh archive_now)."""
         if self.scratch is None:
             self.scratch = tempfile.mkdtemp(prefix="pricesvc-wal-")
         name = path.rsplit("/", 1)[-1][:24]

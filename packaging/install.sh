@@ -30,12 +30,12 @@ install -m 0644 migrations/*.sql migrations/VERSION migrations/superseded.txt "$
 sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" -e "s|@DOCDIR@|$prefix/share/doc/pricesvc|g" packaging/pricesvc.service.in \
   > "$destdir$unitdir/pricesvc.service"
 chmod 0644 "$destdir$unitdir/pricesvc.service"
-# pricesvc-backup and the code it shares with scripts/backup.sh and scripts/cluster.sh. backup-info.py is
+# pricesvc-backup and the code it shares with scripts/dev/backup.sh and scripts/topology/cluster.sh. backup-info.py is
 # run as `python3 FILE`, a part of the tool rather than a program: installed without its #! line.
-sed -e '1s|^#!/usr/bin/env bash$|#!/bin/bash|' scripts/pricesvc-backup >"$root/bin/pricesvc-backup"
+sed -e '1s|^#!/usr/bin/env bash$|#!/bin/bash|' scripts/ops/pricesvc-backup >"$root/bin/pricesvc-backup"
 chmod 0755 "$root/bin/pricesvc-backup"
-install -m 0644 scripts/backup-lib.sh "$root/lib/pricesvc/backup-lib.sh"
-sed -e '1{/^#!/d}' scripts/backup-info.py >"$root/lib/pricesvc/backup-info.py"
+install -m 0644 scripts/ops/backup-lib.sh "$root/lib/pricesvc/backup-lib.sh"
+sed -e '1{/^#!/d}' scripts/ops/backup-info.py >"$root/lib/pricesvc/backup-info.py"
 chmod 0644 "$root/lib/pricesvc/backup-info.py"
 sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" -e "s|@DOCDIR@|$prefix/share/doc/pricesvc|g" \
   packaging/pricesvc-backup@.service.in >"$destdir$unitdir/pricesvc-backup@.service"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: private PostgreSQL under var/dev, migrations, then pricesvc in the foreground.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd -P)
 bin=$root/.build/release/pricesvc
 # RUN_STATE_DIR lets the end-to-end test run this script beside a developer's own var/dev.
@@ -15,7 +15,7 @@ if [ ! -s "$secret_file" ]; then
 fi
 export PRICESVC_JWT_SECRET_FILE=$secret_file
 
-eval "$(scripts/pg-cluster.sh start "$state/pg" | tail -n 1)"   # sets PGHOST, PGUSER
+eval "$(scripts/dev/pg-cluster.sh start "$state/pg" | tail -n 1)"   # sets PGHOST, PGUSER
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
 export PRICESVC_DATABASE_URL="postgresql:///pricesvc?host=$PGHOST&user=authenticator"
 export PRICESVC_LISTEN=${PRICESVC_LISTEN:-127.0.0.1:8080}
@@ -31,7 +31,7 @@ psql -X -q -v ON_ERROR_STOP=1 "$owner_url" -c "do \$\$ begin
 
 cat <<INFO
 
-  pricesvc is starting at  http://$(scripts/listen-url.sh "$PRICESVC_LISTEN")
+  pricesvc is starting at  http://$(scripts/dev/listen-url.sh "$PRICESVC_LISTEN")
   anon key (apikey):       $("$bin" keys)
   analyst's psql:          psql "postgresql:///pricesvc?host=$PGHOST&user=analyst" -c "select * from public.price_median_overview()"
   superuser's psql:        psql "postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"

@@ -3,7 +3,7 @@
 # again only when the requirements change. Used by make test (in the background, while Swift builds) and
 # make fuzz.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 wanted=$(sha256sum integration/e2e/requirements.txt | cut -c1-64)
 if [ -x .venv/bin/pytest ] && [ "$(cat .venv/.requirements-sha 2>/dev/null)" = "$wanted" ]; then
   exit 0

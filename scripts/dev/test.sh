@@ -3,18 +3,18 @@
 # Builds, a throwaway PostgreSQL cluster, the migrations, then every suite against it: pgTAP policies
 # (pg_prove), the concurrency races, Swift tests (with the replay of every committed fuzz input), and the
 # end-to-end suite that drives a real pricesvc with curl-like requests, psql and the unmodified supabase
-# Python client. Beside that, the replicated topology of docs/deployment.md (scripts/cluster.sh) and its
+# Python client. Beside that, the replicated topology of docs/deployment.md (scripts/topology/cluster.sh) and its
 # drills; it starts in the background as soon as the binary exists, while the single-node suites run.
 #
-#   scripts/test.sh          make test
-#   scripts/test.sh --all    make test-all (nightly): also what make test leaves out because it searches at
-#                            random or takes long: timed libFuzzer runs (scripts/fuzz.sh, FUZZ_SECONDS, 60 s
-#                            a target), schemathesis with a new random seed, and the tests marked `nightly`.
+#   scripts/dev/test.sh          make test
+#   scripts/dev/test.sh --all    make test-all (nightly): also what make test leaves out because it searches at
+#                                random or takes long: timed libFuzzer runs (scripts/dev/fuzz.sh, FUZZ_SECONDS, 60 s
+#                                a target), schemathesis with a new random seed, and the tests marked `nightly`.
 #
 # Each suite's wall time goes to var/test/timings.tsv (suite, seconds, budget, result) and is printed at the
 # end; a suite over its budget is named. pytest prints its slowest tests, pg_prove its timings.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd -P)
 export PATH=/opt/swift/usr/bin:$PATH
 state=$root/var/test
@@ -65,31 +65,31 @@ begun=$(now)
 # build on the CPU.
 venv_log=$root/var/venv.log
 mkdir -p "$root/var"
-scripts/venv.sh >"$venv_log" 2>&1 &
+scripts/dev/venv.sh >"$venv_log" 2>&1 &
 venv_pid=$!
 
 started=$(now)
 step "build: the release binary, the test build"
 build_ok=ok
-scripts/build.sh && swift build --build-tests || build_ok=FAILED
+scripts/dev/build.sh && swift build --build-tests || build_ok=FAILED
 record "build (release binary, test build)" "$(since "$started")" 240 "$build_ok"
 [ "$build_ok" = ok ] || { print_timings; exit 1; }
 
 # The previous release, for the rolling-upgrade test (integration/e2e/test_upgrade.py): built from git once per
-# commit into a cache shared by clones (scripts/previous-release.sh), in the background while the
+# commit into a cache shared by clones (scripts/dev/previous-release.sh), in the background while the
 # single-node suites run; the test waits for it.
-scripts/previous-release.sh >"$root/var/previous-release.log" 2>&1 &
+scripts/dev/previous-release.sh >"$root/var/previous-release.log" 2>&1 &
 
 cluster_dir=$state/cluster
 step "fresh PostgreSQL cluster in $state/pg (throwaway: no fsync)"
-scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true
-scripts/pg-cluster.sh destroy "$state/pg" >/dev/null 2>&1 || true
+scripts/topology/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true
+scripts/dev/pg-cluster.sh destroy "$state/pg" >/dev/null 2>&1 || true
 rm -rf "$state"
 mkdir -p "$state"
-eval "$(PG_CLUSTER_THROWAWAY=1 scripts/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
+eval "$(PG_CLUSTER_THROWAWAY=1 scripts/dev/pg-cluster.sh start "$state/pg" | tail -n 1)" || exit 1
 export PGHOST PGUSER PGDATABASE=pricesvc
-trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
-  scripts/pg-cluster.sh stop "$state/pg-apart" >/dev/null 2>&1 || true' EXIT
+trap 'scripts/topology/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/dev/pg-cluster.sh stop "$state/pg" >/dev/null 2>&1 || true
+  scripts/dev/pg-cluster.sh stop "$state/pg-apart" >/dev/null 2>&1 || true' EXIT
 
 # The replicated topology comes up in the background (its own durable clusters, not the one above); the
 # cluster suite finds it running, or brings up what failed to start.
@@ -97,7 +97,7 @@ trap 'scripts/cluster.sh down "$cluster_dir" >/dev/null 2>&1 || true; scripts/pg
 # archived within 5 s.
 mapfile -t unset_settings < <(compgen -e | grep '^PRICESVC_' | sed 's/^/--unset=/')
 env "${unset_settings[@]}" PRICESVC_BIN="$bin" CLUSTER_ARCHIVE_TIMEOUT=5 \
-  scripts/cluster.sh up "$cluster_dir" >"$state/cluster-up.log" 2>&1 &
+  scripts/topology/cluster.sh up "$cluster_dir" >"$state/cluster-up.log" 2>&1 &
 
 owner_url="postgresql:///pricesvc?host=$PGHOST&user=$PGUSER"
 secret=$(head -c 48 /dev/urandom | base64 -w0)
@@ -116,7 +116,7 @@ swift_log=$state/swift-test.log
 ) &
 swift_pid=$!
 
-run_suite "migrations/ layout (scripts/lint-migrations.py)" 5 scripts/lint-migrations.py
+run_suite "migrations/ layout (scripts/dev/lint-migrations.py)" 5 scripts/dev/lint-migrations.py
 run_suite "pgTAP policies" 45 pg_prove --timer --failures -d pricesvc -h "$PGHOST" -U "$PGUSER" integration/pgtap/*.sql
 run_suite "50 parallel inserts, one reporter" 10 integration/concurrency/parallel_inserts.sh
 run_suite "1 600 parallel inserts, one median store" 10 integration/concurrency/median_store.sh
@@ -130,7 +130,7 @@ grep -E '✘|error:|fatal|Fatal|crashed|invariant' "$swift_log" | head -n 60
 tail -n 3 "$swift_log"
 echo "-- swift test: $swift_result (whole output: $swift_log)"
 record "swift test (with every committed fuzz input replayed), beside the suites above" "${swift_seconds:-0}" 60 "$swift_result"
-[ $all = 1 ] && run_suite "fuzzing: every target × ${FUZZ_SECONDS:-60} s (AddressSanitizer)" 900 scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+[ $all = 1 ] && run_suite "fuzzing: every target × ${FUZZ_SECONDS:-60} s (AddressSanitizer)" 900 scripts/dev/fuzz.sh "${FUZZ_SECONDS:-60}"
 
 step "python virtual environment (.venv)"
 started=$(now)
@@ -141,7 +141,7 @@ record "python virtual environment (.venv), after the build" "$(since "$started"
 
 export PRICESVC_BIN=$bin PRICESVC_TEST_PG_DIR=$state/pg PRICESVC_OWNER_URL=$owner_url
 # The cluster suite runs beside the end-to-end suite: its own etcd, Patroni nodes, HAProxy and pricesvc
-# instances (scripts/cluster.sh, started above), on ports below the ephemeral range; both suites mostly
+# instances (scripts/topology/cluster.sh, started above), on ports below the ephemeral range; both suites mostly
 # wait (on failovers, restores, servers). Its output is kept in var/test/cluster-suite.log and shown after.
 cluster_log=$state/cluster-suite.log
 (

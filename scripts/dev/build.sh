@@ -7,6 +7,6 @@
 # else a new commit with no source change would keep the old commit in the binary.
 # Extra arguments go to `swift build`.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH=/opt/swift/usr/bin:$PATH
 exec swift build -c release --product pricesvc --static-swift-stdlib --disable-build-manifest-caching "$@"

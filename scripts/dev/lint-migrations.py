@@ -14,8 +14,8 @@ Versioned files applied in deployed databases cannot change, but for a text migr
 records (MigrationPlanner accepts the old checksum and migrate records the new one): that is how the files
 up to 0014, written before these rules, lost their functions and grants.
 
-Usage: scripts/lint-migrations.py [--migrations DIR] [--database NAME | --no-database]
-       scripts/lint-migrations.py --repeatable-functions   (schema.name,... for integration/pgtap/06_layout.sql)
+Usage: scripts/dev/lint-migrations.py [--migrations DIR] [--database NAME | --no-database]
+       scripts/dev/lint-migrations.py --repeatable-functions   (schema.name,... for integration/pgtap/06_layout.sql)
 Exit status 1 with one line per finding, 0 when the tree keeps the rules.
 """
 
@@ -155,7 +155,7 @@ def catalog_functions(database: str | None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     parser.add_argument("--migrations", type=Path, default=root / "migrations")
     parser.add_argument("--database", help="database to check the functions of (default: PGDATABASE)")
     parser.add_argument("--no-database", action="store_true", help="check the files only")

@@ -4,37 +4,37 @@
 # (database read-write and read-only ports, and HTTP with the per-address request limit), and two
 # stateless pricesvc instances.
 #
-#   scripts/cluster.sh up DIR        start whatever is not running (the first time: bootstrap, create
-#                                    the database, migrate); prints one JSON line (see status)
-#   scripts/cluster.sh status DIR    {"url", "anon_key", "owner_url", "nodes": [{name, role,
-#                                    patroni_pid, postmaster_pid}], "pricesvc_pids"} with current roles
-#   scripts/cluster.sh failover DIR  Patroni switchover to the synchronous standby; waits until the old
-#                                    leader is back as the standby; prints the status line
-#   scripts/cluster.sh switchover DIR  the same, by the name Patroni gives it (planned maintenance)
-#   scripts/cluster.sh down DIR      stops everything it started; idempotent
+#   scripts/topology/cluster.sh up DIR        start whatever is not running (the first time: bootstrap, create
+#                                             the database, migrate); prints one JSON line (see status)
+#   scripts/topology/cluster.sh status DIR    {"url", "anon_key", "owner_url", "nodes": [{name, role,
+#                                             patroni_pid, postmaster_pid}], "pricesvc_pids"} with current roles
+#   scripts/topology/cluster.sh failover DIR  Patroni switchover to the synchronous standby; waits until the old
+#                                             leader is back as the standby; prints the status line
+#   scripts/topology/cluster.sh switchover DIR  the same, by the name Patroni gives it (planned maintenance)
+#   scripts/topology/cluster.sh down DIR      stops everything it started; idempotent
 #
-# Backups (pgBackRest, through scripts/pricesvc-backup, the installed tool; the leader archives every WAL
+# Backups (pgBackRest, through scripts/ops/pricesvc-backup, the installed tool; the leader archives every WAL
 # segment to the repository, docs/operations.md):
-#   scripts/cluster.sh backup DIR [full|incr]   a backup of the leader (default incr; the first is full);
-#                                    prints it as JSON (one element of `backups`)
-#   scripts/cluster.sh backups DIR   {"stanza", "repository", "archive": {"min", "max"}, "timelines":
-#                                    [{"timeline", "parent", "branched_at_lsn", "started", "reason",
-#                                    "last_commit", ...}], "backups": [{"label", "type", "timeline",
-#                                    "start", "stop", "size_bytes", "stored_bytes", "wal_start", ...}]}
-#   scripts/cluster.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
-#                                    (pricesvc-backup's restore with this topology's steps)
-#                                    archives the leader's current WAL, plans from the repository which
-#                                    timeline and backup the target needs and refuses (nothing stopped)
-#                                    unless it can succeed (docs/operations.md, "What restore does");
-#                                    then stops Patroni on both nodes, sets their data directories aside,
-#                                    restores the leader's from the repository, recovers to TIME or the
-#                                    timeline's end, lets Patroni start on it as a new cluster, removes
-#                                    the old directories once pricesvc serves, takes a full backup of the
-#                                    new timeline and rebuilds the standby from it. HAProxy, etcd and
-#                                    pricesvc keep running: the same URLs serve again. Prints {"target",
-#                                    "restored_backup", "from_timeline", "timeline", "recovered_to_lsn",
-#                                    "wal_replayed_bytes", "restore_seconds", "complete_seconds",
-#                                    "backup_after_restore"}, then the status line (--plan: the plan only).
+#   scripts/topology/cluster.sh backup DIR [full|incr]   a backup of the leader (default incr; the first is full);
+#                                             prints it as JSON (one element of `backups`)
+#   scripts/topology/cluster.sh backups DIR   {"stanza", "repository", "archive": {"min", "max"}, "timelines":
+#                                             [{"timeline", "parent", "branched_at_lsn", "started", "reason",
+#                                             "last_commit", ...}], "backups": [{"label", "type", "timeline",
+#                                             "start", "stop", "size_bytes", "stored_bytes", "wal_start", ...}]}
+#   scripts/topology/cluster.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
+#                                             (pricesvc-backup's restore with this topology's steps)
+#                                             archives the leader's current WAL, plans from the repository which
+#                                             timeline and backup the target needs and refuses (nothing stopped)
+#                                             unless it can succeed (docs/operations.md, "What restore does");
+#                                             then stops Patroni on both nodes, sets their data directories aside,
+#                                             restores the leader's from the repository, recovers to TIME or the
+#                                             timeline's end, lets Patroni start on it as a new cluster, removes
+#                                             the old directories once pricesvc serves, takes a full backup of the
+#                                             new timeline and rebuilds the standby from it. HAProxy, etcd and
+#                                             pricesvc keep running: the same URLs serve again. Prints {"target",
+#                                             "restored_backup", "from_timeline", "timeline", "recovered_to_lsn",
+#                                             "wal_replayed_bytes", "restore_seconds", "complete_seconds",
+#                                             "backup_after_restore"}, then the status line (--plan: the plan only).
 #
 # Only 127.0.0.1 ports are bound, picked free on the first `up` and kept in DIR/cluster.env.
 # As root, Patroni and PostgreSQL run as the `postgres` OS user (initdb refuses root); otherwise as
@@ -47,7 +47,7 @@
 # restorable), and any PRICESVC_* variable, passed to both pricesvc instances.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "$0")/.." && pwd -P)
+REPO=$(cd "$(dirname "$0")/../.." && pwd -P)
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 BIN=${PRICESVC_BIN:-$REPO/.build/release/pricesvc}
 PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard library is used
@@ -55,7 +55,7 @@ PY=/usr/bin/python3  # Debian's, which Patroni already needs; only the standard 
 die() { echo "cluster: $*" >&2; exit 1; }
 usage() { die "usage: $0 up|status|failover|switchover|down|backups DIR | backup DIR [full|incr] | restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]"; }
 
-. "$REPO/scripts/pg-extensions.sh"
+. "$REPO/scripts/dev/pg-extensions.sh"
 
 [ $# -ge 2 ] || usage
 cmd=$1
@@ -75,7 +75,7 @@ _restore-*) [ -n "${CLUSTER_RESTORE_HOLDS_LOCK:-}" ] || die "$cmd is a step of r
 esac
 
 # Patroni and PostgreSQL must reach their folders. Under a private DIR (e.g. a 0700 temporary
-# folder) as root they live in a folder of their own under /var/tmp, as scripts/pg-cluster.sh does.
+# folder) as root they live in a folder of their own under /var/tmp, as scripts/dev/pg-cluster.sh does.
 if [ "$(id -u)" -eq 0 ]; then
     id -u postgres >/dev/null 2>&1 || die "OS user 'postgres' is missing (apt-get install postgresql)"
     DB_USER=postgres
@@ -230,7 +230,7 @@ write_pgbackrest_config() {  # node number
     chmod 0600 "$pass_file"
     (umask 077 && : >"$home/pgbackrest.conf")
     cat >"$home/pgbackrest.conf" <<EOF
-# Written by scripts/cluster.sh; docs/operations.md explains each choice.
+# Written by scripts/topology/cluster.sh; docs/operations.md explains each choice.
 [global]
 $repo_lines
 repo1-cipher-type=aes-256-cbc
@@ -273,7 +273,7 @@ write_patroni_config() {  # node number
     install -d -m 0700 "$home"
     [ "$(id -u)" -eq 0 ] && chown "$DB_USER:" "$NODES" "$home"
     cat >"$home/patroni.yml" <<EOF
-# Written by scripts/cluster.sh; docs/deployment.md explains each choice.
+# Written by scripts/topology/cluster.sh; docs/deployment.md explains each choice.
 scope: $SCOPE
 namespace: /pricesvc/
 name: node$n
@@ -365,7 +365,7 @@ EOF
 write_haproxy_config() {
     local limit=${CLUSTER_RATE_LIMIT_PER_MINUTE:-120}
     cat >"$DIR/haproxy/haproxy.cfg" <<EOF
-# Written by scripts/cluster.sh; docs/deployment.md explains each part.
+# Written by scripts/topology/cluster.sh; docs/deployment.md explains each part.
 global
     daemon
     pidfile $DIR/haproxy/haproxy.pid
@@ -594,7 +594,7 @@ EOF
 up() {
     require_extensions
     command -v etcd >/dev/null && command -v patroni >/dev/null && command -v haproxy >/dev/null ||
-        die "etcd, patroni and haproxy are needed (scripts/install-deps.sh installs them)"
+        die "etcd, patroni and haproxy are needed (scripts/dev/install-deps.sh installs them)"
     [ -x "$BIN" ] || die "no pricesvc at $BIN (make build)"
     [ -f "$ENV_FILE" ] || make_configuration
     load_configuration
@@ -715,15 +715,15 @@ down() {
 
 # ------------------------------------------------------------------ backups
 
-command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/install-deps.sh)"
-# shellcheck source=scripts/backup-lib.sh
-. "$REPO/scripts/backup-lib.sh"
+command -v pgbackrest >/dev/null || [ "$cmd" != up ] || die "pgbackrest is needed (scripts/dev/install-deps.sh)"
+# shellcheck source=scripts/ops/backup-lib.sh
+. "$REPO/scripts/ops/backup-lib.sh"
 export BACKUP_INFO_CACHE=$DIR/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
 
-# Backups and their listing are pricesvc-backup's (the installed tool: scripts/pricesvc-backup), given
+# Backups and their listing are pricesvc-backup's (the installed tool: scripts/ops/pricesvc-backup), given
 # the Patroni REST APIs and each node's pgBackRest configuration ("%m": the leader's).
 backup_tool() {
-    BACKUP_OS_USER=$DB_USER PGBIN=$PGBIN "$REPO/scripts/pricesvc-backup" --stanza "$STANZA" "$@"
+    BACKUP_OS_USER=$DB_USER PGBIN=$PGBIN "$REPO/scripts/ops/pricesvc-backup" --stanza "$STANZA" "$@"
 }
 
 leader_name() {
@@ -837,8 +837,8 @@ restore() {
     export CLUSTER_RESTORE_START_NS=$start_ns BACKUP_ASIDE_SUFFIX=.before-restore-$(date -u +%Y%m%dT%H%M%S)
     local restored
     restored=$(CLUSTER_RESTORE_HOLDS_LOCK=1 BACKUP_RECOVERY_TIMEOUT=${CLUSTER_RECOVERY_TIMEOUT:-3600} \
-        BACKUP_STOP_COMMAND="$(printf '%q _restore-stop %q' "$REPO/scripts/cluster.sh" "$DIR")" \
-        BACKUP_START_COMMAND="$(printf '%q _restore-start %q' "$REPO/scripts/cluster.sh" "$DIR")" \
+        BACKUP_STOP_COMMAND="$(printf '%q _restore-stop %q' "$REPO/scripts/topology/cluster.sh" "$DIR")" \
+        BACKUP_START_COMMAND="$(printf '%q _restore-start %q' "$REPO/scripts/topology/cluster.sh" "$DIR")" \
         backup_tool --patroni "http://127.0.0.1:$NODE1_API_PORT,http://127.0.0.1:$NODE2_API_PORT" \
         --config "$NODES/%m/pgbackrest.conf" --member node1 restore "$@" 9>&-) || exit 1
     if $RESTORE_PLAN_ONLY; then

@@ -1,5 +1,5 @@
-# pgBackRest steps of pricesvc-backup (scripts/pricesvc-backup, installed with this file in
-# PREFIX/lib/pricesvc), also sourced by scripts/backup.sh (its first-backup setup) and scripts/cluster.sh
+# pgBackRest steps of pricesvc-backup (scripts/ops/pricesvc-backup, installed with this file in
+# PREFIX/lib/pricesvc), also sourced by scripts/dev/backup.sh (its first-backup setup) and scripts/topology/cluster.sh
 # (the loopback cluster's restore). The caller defines: AS_DB (array: runs a command as the database's OS
 # user, empty when that is the caller), PGBR_CONF (its pgbackrest.conf), STANZA, die() and usage().
 
@@ -8,10 +8,10 @@ BACKUP_INFO=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/backup-info.py
 # pgBackRest runs as the database's OS user, from a folder it can read.
 pgbr() { ( cd / && "${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA" "$@" ); }
 
-# The pgbackrest command line scripts/backup-info.py runs (as the database's OS user, from /).
+# The pgbackrest command line scripts/ops/backup-info.py runs (as the database's OS user, from /).
 pgbr_argv() { PGBR_ARGV=("${AS_DB[@]}" pgbackrest --config="$PGBR_CONF" --stanza="$STANZA"); }
 
-# The repository as JSON, timelines included (scripts/backup-info.py list).
+# The repository as JSON, timelines included (scripts/ops/backup-info.py list).
 pgbr_backups_json() {  # repository path (shown as is)
     pgbr_argv
     /usr/bin/python3 "$BACKUP_INFO" list "$1" -- "${PGBR_ARGV[@]}"
@@ -46,7 +46,7 @@ parse_restore_args() {
 }
 
 # Which timeline and backup a restore uses, decided from the repository alone before anything is
-# stopped (scripts/backup-info.py plan: the rules, and every refusal with its reason). Sets RESTORE_PLAN
+# stopped (scripts/ops/backup-info.py plan: the rules, and every refusal with its reason). Sets RESTORE_PLAN
 # (its JSON), RESTORE_SET (the backup it starts from), RESTORE_FROM_TIMELINE and RESTORE_ARGS
 # (pgBackRest's restore options). Exits when the restore could not succeed.
 pgbr_restore_plan() {
@@ -71,7 +71,7 @@ plan_field() { /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[
 # after any target in the past (PostgreSQL stops at a time target only on a transaction end after it),
 # then `pgbackrest check`, which switches the WAL segment and waits until the repository has it.
 archive_now() {  # psql command (array) reaching the primary as superuser
-    # A transactional message, so the commit is recognisable as this mark (scripts/backup-info.py
+    # A transactional message, so the commit is recognisable as this mark (scripts/ops/backup-info.py
     # does not count it as data when it compares timelines).
     "$@" -c "set synchronous_commit = local; select pg_logical_emit_message(true, 'pricesvc-restore', 'end of archive')" >/dev/null ||
         die "could not write to the database to mark the end of the archive; nothing was stopped"

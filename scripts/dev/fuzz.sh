@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# scripts/fuzz.sh [SECONDS] [TARGET...] (`make fuzz`): builds the libFuzzer targets of Fuzz/ with
+# scripts/dev/fuzz.sh [SECONDS] [TARGET...] (`make fuzz`): builds the libFuzzer targets of Fuzz/ with
 # AddressSanitizer (docs/fuzzing.md), then for each target replays every committed input (Fuzz/FailCases/<Target>,
 # Fuzz/Corpus/<Target>) and fuzzes it for SECONDS (default 20). `make test` replays the same inputs without a
 # sanitizer build (Tests/FuzzReplayTests) and does not search. New inputs and crash artifacts go to var/fuzz/<Target>/, never into the
 # committed corpus. Prints executions and crashes per target; exits non-zero on any crash.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd -P)
 export PATH=/opt/swift/usr/bin:$PATH
 export SWIFT_BACKTRACE=enable=no   # libFuzzer, not Swift's backtracer, reports a crash

@@ -3,14 +3,14 @@
 # rolling-upgrade test (integration/e2e/test_upgrade.py: the old binary serves beside the new one, and its
 # migrate is refused). Prints the directory holding `pricesvc` and `migrations/`.
 #
-#   scripts/previous-release.sh [COMMIT]   (default: PREVIOUS_RELEASE below)
+#   scripts/dev/previous-release.sh [COMMIT]   (default: PREVIOUS_RELEASE below)
 #
 # A release build takes minutes. A commit never changes, so its result is kept in a cache that every clone on
 # this machine shares, $PRICESVC_CACHE_DIR/previous-release/COMMIT/ (default ~/.cache/pricesvc), until removed.
 # Concurrent callers (make test starts it in the background; the test asks for it) build it once.
 # Bump PREVIOUS_RELEASE to the last released commit when cutting a release (docs/upgrading.md).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PREVIOUS_RELEASE=f581074d35ee75ebb5b874a352da05f6db2315f4  # main before schema versions
 commit=$(git rev-parse --verify "${1:-$PREVIOUS_RELEASE}^{commit}")
 cache=${PRICESVC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pricesvc}/previous-release

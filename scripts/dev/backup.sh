@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# Backups of the single-node database of scripts/pg-cluster.sh (`make run`'s var/dev/pg) with pgBackRest:
+# Backups of the single-node database of scripts/dev/pg-cluster.sh (`make run`'s var/dev/pg) with pgBackRest:
 # continuous WAL archiving, full and incremental backups, restore to the latest point or to a time.
 # The first backup writes this directory's pgBackRest configuration and turns archiving on; everything
-# else is scripts/pricesvc-backup (installed as pricesvc-backup), given that configuration.
+# else is scripts/ops/pricesvc-backup (installed as pricesvc-backup), given that configuration.
 #
-#   scripts/backup.sh backup DIR [full|incr]   a backup (default incr; the first one is full). The first
-#                                              call sets up archiving, which restarts PostgreSQL once.
-#                                              Prints the backup as JSON (see backups).
-#   scripts/backup.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
-#                                              archive the live WAL, plan which timeline and backup the
-#                                              target needs and refuse (nothing stopped) unless it can
-#                                              succeed (docs/operations.md, "What restore does"); stop
-#                                              PostgreSQL, set the data directory aside, restore, replay
-#                                              the archived WAL to TIME or the timeline's end, promote,
-#                                              start, remove the old directory; then a full backup of
-#                                              the new timeline. Prints {"target", "restored_backup",
-#                                              "from_timeline", "timeline", "recovered_to_lsn",
-#                                              "wal_replayed_bytes", "restore_seconds", "backup_after_restore"}.
-#   scripts/backup.sh backups DIR              {"stanza", "repository", "archive": {"min", "max"},
-#                                              "timelines": [...], "backups": [{"label", "type",
-#                                              "timeline", "start", "stop", "size_bytes",
-#                                              "stored_bytes", "wal_start", "wal_stop", ...}]}
+#   scripts/dev/backup.sh backup DIR [full|incr]   a backup (default incr; the first one is full). The first
+#                                                  call sets up archiving, which restarts PostgreSQL once.
+#                                                  Prints the backup as JSON (see backups).
+#   scripts/dev/backup.sh restore DIR [--to TIME] [--timeline N|latest] [--plan] [--keep-old]
+#                                                  archive the live WAL, plan which timeline and backup the
+#                                                  target needs and refuse (nothing stopped) unless it can
+#                                                  succeed (docs/operations.md, "What restore does"); stop
+#                                                  PostgreSQL, set the data directory aside, restore, replay
+#                                                  the archived WAL to TIME or the timeline's end, promote,
+#                                                  start, remove the old directory; then a full backup of
+#                                                  the new timeline. Prints {"target", "restored_backup",
+#                                                  "from_timeline", "timeline", "recovered_to_lsn",
+#                                                  "wal_replayed_bytes", "restore_seconds", "backup_after_restore"}.
+#   scripts/dev/backup.sh backups DIR              {"stanza", "repository", "archive": {"min", "max"},
+#                                                  "timelines": [...], "backups": [{"label", "type",
+#                                                  "timeline", "start", "stop", "size_bytes",
+#                                                  "stored_bytes", "wal_start", "wal_stop", ...}]}
 #
-# DIR is the directory given to scripts/pg-cluster.sh. Settings, read by the first backup and kept in
+# DIR is the directory given to scripts/dev/pg-cluster.sh. Settings, read by the first backup and kept in
 # DIR/pgbackrest/pgbackrest.conf: BACKUP_REPO (the repository; default DIR/backups, which is on the
 # database's own disk: in production a volume of another machine, or object storage, see
 # docs/operations.md), BACKUP_RETENTION_DAYS (every point of
@@ -33,7 +33,7 @@
 # backups, since without it they cannot be restored; docs/operations.md).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PORT=5432
 STANZA=pricesvc
@@ -43,10 +43,10 @@ usage() { die "usage: $0 backup DIR [full|incr] | restore DIR [--to TIME] [--tim
 
 [ $# -ge 2 ] || usage
 cmd=$1
-[ -d "$2" ] || die "no database directory $2 (scripts/pg-cluster.sh start $2)"
+[ -d "$2" ] || die "no database directory $2 (scripts/dev/pg-cluster.sh start $2)"
 GIVEN=$(cd -- "$2" && pwd -P)
 shift 2
-# As scripts/pg-cluster.sh: as root a DIR the postgres user cannot reach has its cluster under /var/tmp.
+# As scripts/dev/pg-cluster.sh: as root a DIR the postgres user cannot reach has its cluster under /var/tmp.
 DIR=$GIVEN
 if [ "$(id -u)" -eq 0 ]; then
     id -u postgres >/dev/null 2>&1 || die "OS user 'postgres' is missing"
@@ -61,20 +61,20 @@ fi
 DATA=$DIR/data
 CONF_DIR=$DIR/pgbackrest
 PGBR_CONF=$CONF_DIR/pgbackrest.conf
-# shellcheck source=scripts/backup-lib.sh
-. "$ROOT/scripts/backup-lib.sh"
+# shellcheck source=scripts/ops/backup-lib.sh
+. "$ROOT/scripts/ops/backup-lib.sh"
 export BACKUP_INFO_CACHE=$GIVEN/backup-info-cache.json  # what archived WAL says, read once (backup-info.py)
-command -v pgbackrest >/dev/null || die "pgbackrest is not installed (scripts/install-deps.sh)"
+command -v pgbackrest >/dev/null || die "pgbackrest is not installed (scripts/dev/install-deps.sh)"
 
 psql_su() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$DIR" -p "$PORT" -U "$SUPERUSER" -d postgres "$@"; }
 
 running() { psql_su -c 'select 1' >/dev/null 2>&1; }
 
-# First backup: the pgBackRest configuration, the archive settings scripts/pg-cluster.sh includes, a
+# First backup: the pgBackRest configuration, the archive settings scripts/dev/pg-cluster.sh includes, a
 # restart (archive_mode needs one), the stanza, and a check that a WAL segment reaches the repository.
 setup() {
     [ -f "$PGBR_CONF" ] && return 0
-    [ -f "$DATA/PG_VERSION" ] || die "no database in $DATA (scripts/pg-cluster.sh start $GIVEN)"
+    [ -f "$DATA/PG_VERSION" ] || die "no database in $DATA (scripts/dev/pg-cluster.sh start $GIVEN)"
     local repo=${BACKUP_REPO:-$DIR/backups}
     mkdir -p -- "$repo" "$CONF_DIR"/{log,spool,lock}
     [ "$(id -u)" -eq 0 ] && chown postgres: "$repo" "$CONF_DIR" "$CONF_DIR"/{log,spool,lock}
@@ -92,7 +92,7 @@ setup() {
     esac
     (umask 077 && : >"$PGBR_CONF.new")
     cat >"$PGBR_CONF.new" <<EOF
-# Written by scripts/backup.sh on the first backup; docs/operations.md explains each choice.
+# Written by scripts/dev/backup.sh on the first backup; docs/operations.md explains each choice.
 [global]
 repo1-path=$(cd -- "$repo" && pwd -P)
 # Encrypted with the passphrase in $pass_file (copied here: pgBackRest reads no passphrase file).
@@ -120,7 +120,7 @@ pg1-port=$PORT
 pg1-user=$SUPERUSER
 EOF
     cat >"$CONF_DIR/archive.conf" <<EOF
-# Written by scripts/backup.sh; included by the pricesvc.conf of scripts/pg-cluster.sh.
+# Written by scripts/dev/backup.sh; included by the pricesvc.conf of scripts/dev/pg-cluster.sh.
 archive_mode = on
 archive_command = 'pgbackrest --config=$PGBR_CONF --stanza=$STANZA archive-push %p'
 archive_timeout = ${BACKUP_ARCHIVE_TIMEOUT:-60}
@@ -128,7 +128,7 @@ EOF
     chmod 0600 "$PGBR_CONF.new"
     mv "$PGBR_CONF.new" "$PGBR_CONF"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$PGBR_CONF" "$CONF_DIR/archive.conf" "$pass_file"
-    "$ROOT/scripts/pg-cluster.sh" restart "$GIVEN"
+    "$ROOT/scripts/dev/pg-cluster.sh" restart "$GIVEN"
     [ "$(psql_su -c 'show archive_mode')" = on ] || die "archive_mode did not come on"
     pgbr stanza-create
     pgbr check
@@ -137,15 +137,15 @@ EOF
 # The rest is pricesvc-backup's (the installed tool, one implementation), told how this directory's
 # PostgreSQL starts and stops.
 tool() {
-    BACKUP_STOP_COMMAND="$(printf '%q stop %q' "$ROOT/scripts/pg-cluster.sh" "$GIVEN")" \
-    BACKUP_START_COMMAND="$(printf '%q start %q' "$ROOT/scripts/pg-cluster.sh" "$GIVEN")" \
+    BACKUP_STOP_COMMAND="$(printf '%q stop %q' "$ROOT/scripts/dev/pg-cluster.sh" "$GIVEN")" \
+    BACKUP_START_COMMAND="$(printf '%q start %q' "$ROOT/scripts/dev/pg-cluster.sh" "$GIVEN")" \
     BACKUP_OS_USER=postgres PGBIN=$PGBIN \
-        "$ROOT/scripts/pricesvc-backup" --config "$PGBR_CONF" --stanza "$STANZA" "$@"
+        "$ROOT/scripts/ops/pricesvc-backup" --config "$PGBR_CONF" --stanza "$STANZA" "$@"
 }
 
 backup() {
     [[ ${1:-incr} =~ ^(full|incr)$ ]] || usage
-    running || die "PostgreSQL is not running in $DIR (scripts/pg-cluster.sh start $GIVEN)"
+    running || die "PostgreSQL is not running in $DIR (scripts/dev/pg-cluster.sh start $GIVEN)"
     setup
     tool backup "$@"
 }
@@ -159,7 +159,7 @@ backups() {
 }
 
 restore() {
-    [ -f "$PGBR_CONF" ] || die "no backups of $DIR (scripts/backup.sh backup $GIVEN full)"
+    [ -f "$PGBR_CONF" ] || die "no backups of $DIR (scripts/dev/backup.sh backup $GIVEN full)"
     tool restore "$@"
 }
 

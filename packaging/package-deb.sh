@@ -3,7 +3,7 @@
 # It is `make install PREFIX=/usr` into a staging root, plus what Debian asks of a package: a stripped
 # binary, the copyright file, a changelog.gz, md5sums, dependencies from dpkg-shlibdeps, and a postinst
 # that creates the pricesvc system user. Prints the path of the .deb on its last line.
-# Usage: scripts/package-deb.sh [OUTDIR]   (default var/deb)
+# Usage: packaging/package-deb.sh [OUTDIR]   (default var/deb)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-var/deb}")
@@ -21,7 +21,7 @@ arch=$(dpkg --print-architecture)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/root
-PREFIX=/usr DESTDIR=$root scripts/install.sh >/dev/null
+PREFIX=/usr DESTDIR=$root packaging/install.sh >/dev/null
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$root/usr/bin/pricesvc"
 
 # A manual page made of `pricesvc --help` (every command and setting), so `man pricesvc` works.

@@ -7,7 +7,7 @@ service's back, as the cluster's superuser: the demo identities are aged past th
 rule (auth.users.created_at), which is what time would do. Real reports are never touched.
 
 Run it twice and nothing is added: a reporter whose reports are already in the database (each demo
-row has a fixed client_report_id) is skipped. Python's standard library only; called by scripts/demo.sh, which finds the URL, the anon
+row has a fixed client_report_id) is skipped. Python's standard library only; called by scripts/dev/demo.sh, which finds the URL, the anon
 key and the cluster.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages pricesvc builds, runs and tests with; a no-op when all are present.
 # Swift itself comes with the machine (/opt/swift); everything else is here. etcd, Patroni and HAProxy
-# are for the replicated topology (scripts/cluster.sh) and its tests.
+# are for the replicated topology (scripts/topology/cluster.sh) and its tests.
 set -euo pipefail
 
 packages=(
@@ -10,8 +10,8 @@ packages=(
   postgresql-15-postgis-3  # places (migrations/0023_places.sql): PostGIS; pg_trgm comes with postgresql-15 (contrib)
   python3-venv
   etcd-server patroni haproxy curl
-  pgbackrest  # scripts/backup.sh, scripts/cluster.sh backup|restore: WAL archiving and point-in-time restore
-  zstd  # scripts/backup-info.py: reads archived WAL (zstd-compressed) to list timelines and check restore targets
+  pgbackrest  # scripts/dev/backup.sh, scripts/topology/cluster.sh backup|restore: WAL archiving and point-in-time restore
+  zstd  # scripts/ops/backup-info.py: reads archived WAL (zstd-compressed) to list timelines and check restore targets
   chromium chromium-driver  # integration/e2e/test_browser_cors.py: CORS proven in a real browser
   dpkg-dev binutils lintian systemd  # make deb (dpkg-shlibdeps, strip), and integration/e2e/test_package.py: lintian, systemd-analyze verify
   openssl  # integration/e2e/test_tls.py: a test CA and the database's certificate

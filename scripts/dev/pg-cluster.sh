@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Private PostgreSQL 15 cluster for development and tests.
 #
-#   scripts/pg-cluster.sh start DIR    initdb DIR/data if missing, start it (socket in DIR, port 5432,
-#                                      no TCP), create database "pricesvc"; prints PGHOST=DIR PGUSER=<su>
-#   scripts/pg-cluster.sh stop DIR     fast shutdown; idempotent
-#   scripts/pg-cluster.sh restart DIR  stop, then start (quiet)
-#   scripts/pg-cluster.sh destroy DIR  stop, then delete the cluster's data (a throwaway test cluster)
-#   scripts/pg-cluster.sh allow DIR ROLE...
-#                                      let this OS user log in as ROLE too (a login role made after start)
+#   scripts/dev/pg-cluster.sh start DIR    initdb DIR/data if missing, start it (socket in DIR, port 5432,
+#                                          no TCP), create database "pricesvc"; prints PGHOST=DIR PGUSER=<su>
+#   scripts/dev/pg-cluster.sh stop DIR     fast shutdown; idempotent
+#   scripts/dev/pg-cluster.sh restart DIR  stop, then start (quiet)
+#   scripts/dev/pg-cluster.sh destroy DIR  stop, then delete the cluster's data (a throwaway test cluster)
+#   scripts/dev/pg-cluster.sh allow DIR ROLE...
+#                                          let this OS user log in as ROLE too (a login role made after start)
 #
 # Prints nothing but errors, except the last line of `start`. When run as root the cluster runs as the
 # `postgres` OS user, because initdb refuses to run as root.
@@ -24,7 +24,7 @@
 # not crash-safe, for good (DIR/throwaway remembers it): no fsync, asynchronous commit, no full-page writes,
 # initdb --no-sync. A clean stop still writes everything, but an OS crash loses the cluster, and a killed
 # postmaster may lose commits already acknowledged: never for `make run`, nor for the drills that test
-# durability (scripts/cluster.sh, the backup and restore tests' clusters).
+# durability (scripts/topology/cluster.sh, the backup and restore tests' clusters).
 set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -109,7 +109,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off"
     as_owner tee "$DATA/pricesvc.conf" >/dev/null <<EOF
-# Written by scripts/pg-cluster.sh; edits are overwritten on the next start.
+# Written by scripts/dev/pg-cluster.sh; edits are overwritten on the next start.
 listen_addresses = ''
 port = $PORT
 unix_socket_directories = '$DIR'
@@ -127,7 +127,7 @@ timezone = 'UTC'
 # The per-reporter cap counts reports by commit time (pg_xact_commit_timestamp), so a transaction held
 # open cannot slip rows into the past of the sliding window. Needs a restart to change.
 track_commit_timestamp = on
-# WAL archiving to pgBackRest, once scripts/backup.sh has set it up (it writes that file).
+# WAL archiving to pgBackRest, once scripts/dev/backup.sh has set it up (it writes that file).
 include_if_exists = '$DIR/pgbackrest/archive.conf'
 # A test's own settings (integration/e2e/test_tls.py: ssl, a TCP address), kept across restarts.
 include_if_exists = '$DIR/local.conf'
@@ -144,7 +144,7 @@ write_authentication() {
     # replace it: integration/e2e/test_tls.py); the map on every start.
     if [ ! -f "$DATA/pg_hba.by-pg-cluster" ]; then
         as_owner tee "$DATA/pg_hba.conf" >/dev/null <<EOF
-# Written by scripts/pg-cluster.sh. The socket: peer, through the map in pg_ident.conf.
+# Written by scripts/dev/pg-cluster.sh. The socket: peer, through the map in pg_ident.conf.
 # TCP (off unless listen_addresses is set): a password, scram-sha-256.
 local all all peer map=pricesvc
 host all all 127.0.0.1/32 scram-sha-256
@@ -156,7 +156,7 @@ EOF
     roles=$( { printf '%s\n' "$SUPERUSER" authenticator analyst; cat -- "$ALLOWED" 2>/dev/null || true; } | sort -u)
     os_users=$(printf '%s\n' "$CALLER" "$(as_owner id -un)" | sort -u)
     {
-        echo "# Written by scripts/pg-cluster.sh on every start and by its allow command; edits are overwritten."
+        echo "# Written by scripts/dev/pg-cluster.sh on every start and by its allow command; edits are overwritten."
         echo "# MAPNAME SYSTEM-USERNAME PG-USERNAME"
         for os_user in $os_users; do
             for role in $roles; do printf 'pricesvc %s %s\n' "$os_user" "$role"; done
