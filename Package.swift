@@ -35,6 +35,9 @@ let package = Package(
         .target(name: "PriceRows"),
         // The libpq driver, pool, pipeline and migrator: no knowledge of the schema.
         .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto", "PriceRows"]),
+        // What the driver's and the migrator's integration tests share: a scratch database on the test
+        // cluster (test targets cannot import one another). No product: only test targets use it.
+        .target(name: "PriceDBTestKit", dependencies: ["PriceDB"]),
         // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
         .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
@@ -66,7 +69,7 @@ let package = Package(
         .plugin(name: "BuildCommit", capability: .buildTool()),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
-        .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceRows"]),
+        .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceDBTestKit", "PriceRows"]),
         .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
         .testTarget(name: "AttestationPKITests", dependencies: ["AttestationPKI"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PriceDB
+import PriceDBTestKit
 
 /// The migration runner against a real server, with small SQL files written by each test.
 @Suite struct MigrationIntegrationTests {
