@@ -33,10 +33,12 @@ let package = Package(
         // A query's rows as PostgreSQL's text output in one byte buffer (TextCells): what the driver fills
         // and the dialect renders, pure, so neither needs the other.
         .target(name: "PriceRows"),
-        // The libpq driver, pool, pipeline and migrator: no knowledge of the schema.
+        // The libpq driver, pools, pipeline, errors and session settings: no knowledge of the schema.
         .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto", "PriceRows"]),
-        // What the driver's and the migrator's integration tests share: a scratch database on the test
-        // cluster (test targets cannot import one another). No product: only test targets use it.
+        // The migration system: planner (pure), runner, schema versions, superseded checksums, lock retries.
+        .target(name: "PriceMigrations", dependencies: ["PriceDB", "PriceCrypto"]),
+        // What the driver's and the migrator's tests share: a scratch database on the test cluster, a
+        // value computed on its own thread (test targets cannot import one another). Only tests use it.
         .target(name: "PriceDBTestKit", dependencies: ["PriceDB"]),
         // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
         .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
@@ -57,19 +59,20 @@ let package = Package(
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
         .target(name: "PostgRESTDialect", dependencies: ["PriceHTTPMessage", "PriceJSON", "PriceRows"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         // What every fuzz target checks, one function per target (FuzzTarget): Fuzz/'s libFuzzer executables
         // are shims over it, and FuzzReplayTests replays every committed input through it.
         .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
                           plugins: ["BuildCommit"]),
         // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
         .plugin(name: "BuildCommit", capability: .buildTool()),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
         .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceDBTestKit", "PriceRows"]),
+        .testTarget(name: "PriceMigrationsTests", dependencies: ["PriceMigrations", "PriceDB", "PriceDBTestKit"]),
         .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
         .testTarget(name: "AttestationPKITests", dependencies: ["AttestationPKI"]),

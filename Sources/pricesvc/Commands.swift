@@ -4,6 +4,7 @@ import Foundation
 import PriceAPI
 import PriceDB
 import PriceHTTP
+import PriceMigrations
 import PriceSQL
 
 /// `pricesvc serve | migrate | keys | prune | forget-user | import-rates | import-places | openapi | statements | --help | --version`.

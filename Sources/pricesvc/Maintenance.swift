@@ -2,6 +2,7 @@ import AnonAuth
 import Foundation
 import PriceDB
 import PriceJSON
+import PriceMigrations
 import PriceSQL
 
 /// Commands that run as the database's owning role: migrate, prune and forget-user.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import PriceDB
+import PriceDB
 import PriceDBTestKit
+@testable import PriceMigrations
 
 /// The migration runner against a real server, with small SQL files written by each test.
 @Suite struct MigrationIntegrationTests {

@@ -1,5 +1,6 @@
 import Testing
-@testable import PriceDB
+import PriceDB
+@testable import PriceMigrations
 
 /// Schema versions: what `VERSION` may say, what the planner refuses, and what `/readyz` accepts.
 @Suite struct SchemaVersionTests {

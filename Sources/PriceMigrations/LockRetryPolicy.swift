@@ -1,3 +1,5 @@
+import PriceDB
+
 /// How `pricesvc migrate` takes its locks without making live traffic wait behind it.
 ///
 /// Every statement of a migration waits at most `lockTimeout` for a lock (PostgreSQL's `lock_timeout`).

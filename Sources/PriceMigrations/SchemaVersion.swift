@@ -1,3 +1,5 @@
+import PriceDB
+
 /// The schema version a migrations directory brings, and the oldest schema version whose pricesvc still
 /// serves correctly against it (docs/upgrading.md).
 ///

@@ -1,3 +1,5 @@
+import PriceDB
+
 /// A versioned file's old text that a new text replaces without changing the catalog it leaves: a line of
 /// `migrations/superseded.txt` (docs/upgrading.md, "Superseded checksums").
 ///

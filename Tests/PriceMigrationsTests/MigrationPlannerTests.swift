@@ -1,5 +1,6 @@
 import Testing
-@testable import PriceDB
+import PriceDB
+@testable import PriceMigrations
 
 /// Which migration files run, in what order, and which situations are refused.
 @Suite struct MigrationPlannerTests {

@@ -1,3 +1,5 @@
+import PriceDB
+
 /// A migration file found on disk: its name and the SHA-256 hex of its bytes.
 public struct MigrationFile: Sendable, Hashable {
     public var name: String

@@ -1,5 +1,6 @@
 import Foundation
 import PriceCrypto
+import PriceDB
 
 /// What `MigrationRunner.run()` did.
 public struct MigrationReport: Sendable, Equatable {
