@@ -36,6 +36,7 @@ let package = Package(
         // The libpq driver, pools, pipeline, errors and session settings: no knowledge of the schema.
         .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto", "PriceRows"]),
         // The migration system: planner (pure), runner, schema versions, superseded checksums, lock retries.
+        // It knows no application's names: pricesvc's (file names, bookkeeping) come in as a MigrationLayout.
         .target(name: "PriceMigrations", dependencies: ["PriceDB", "PriceCrypto"]),
         // What the driver's and the migrator's tests share: a scratch database on the test cluster, a
         // value computed on its own thread (test targets cannot import one another). Only tests use it.
@@ -64,7 +65,7 @@ let package = Package(
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         // What every fuzz target checks, one function per target (FuzzTarget): Fuzz/'s libFuzzer executables
         // are shims over it, and FuzzReplayTests replays every committed input through it.
-        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
+        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceMigrations", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
         .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
                           plugins: ["BuildCommit"]),
         // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
@@ -80,13 +81,13 @@ let package = Package(
         .testTarget(name: "AndroidAttestationTests", dependencies: ["AndroidAttestation", "AttestationPKI", "PriceCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
-        // The executable's pure parts: settings, their sources, the listen address.
-        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
+        // The executable's pure parts: settings, their sources, the listen address, the migration layout.
+        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc", "PriceMigrations", "PriceSQL"]),
         .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTPMessage", "PriceJSON"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"]),
         // Every committed corpus input and FailCase of Fuzz/, once per `make test`, without a sanitizer build.
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
-        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceMigrations", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

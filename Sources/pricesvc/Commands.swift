@@ -346,7 +346,7 @@ enum Commands {
             keys: keys,
             clientKey: ClientKey(secret: signingKey),
             refreshChain: RefreshTokenChain(secret: signingKey),
-            readiness: Readiness(shipped: shipped, version: schemaVersion, superseded: superseded),
+            readiness: Readiness(shipped: shipped, layout: .pricesvc, version: schemaVersion, superseded: superseded),
             metrics: serviceMetrics,
             signUpChallenges: signUpChallenges,
             signUpAttestation: signUpAttestation)
