@@ -1,4 +1,5 @@
-import PriceMigrations
+import Foundation
+@testable import PriceMigrations
 import PriceSQL
 import Testing
 @testable import pricesvc
@@ -20,6 +21,21 @@ struct MigrationLayoutTests {
         #expect(layout.firstFileName == "settings.sql" && layout.finalFileName == "policies.sql")
         let names = try MigrationRunner.files(in: MigrationsLocation.sourceTreePath).map(\.name)
         #expect(names.contains(layout.firstFileName) && names.contains(layout.finalFileName))
+    }
+
+    @Test("0001_roles.sql's frozen copy of the bookkeeping table is the runner's, the one definition")
+    func theFirstFilesCopyOfTheBookkeepingTableIsTheRunners() throws {
+        // Applied files cannot change (their checksums are recorded), so the copy stays; it must not drift.
+        func table(_ sql: String) -> String? {
+            guard let start = sql.range(of: "create table if not exists \(layout.bookkeepingSchema).schema_migrations ("),
+                  let end = sql.range(of: ");", range: start.upperBound..<sql.endIndex) else { return nil }
+            return sql[start.lowerBound..<end.upperBound].split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        let first = try String(contentsOfFile: MigrationsLocation.sourceTreePath + "/0001_roles.sql", encoding: .utf8)
+        let runner = MigrationRunner(conninfo: "", directory: MigrationsLocation.sourceTreePath, layout: layout)
+        let copy = table(first)
+        #expect(copy != nil)
+        #expect(copy == table(runner.bookkeepingSQL))
     }
 
     @Test("/readyz reads the applied migrations from the layout's bookkeeping schema")
