@@ -33,8 +33,14 @@ let package = Package(
         // A query's rows as PostgreSQL's text output in one byte buffer (TextCells): what the driver fills
         // and the dialect renders, pure, so neither needs the other.
         .target(name: "PriceRows"),
-        // The libpq driver, pool, pipeline and migrator: no knowledge of the schema.
+        // The libpq driver, pools, pipeline, errors and session settings: no knowledge of the schema.
         .target(name: "PriceDB", dependencies: ["CLibPQ", "PriceCrypto", "PriceRows"]),
+        // The migration system: planner (pure), runner, schema versions, superseded checksums, lock retries.
+        // It knows no application's names: pricesvc's (file names, bookkeeping) come in as a MigrationLayout.
+        .target(name: "PriceMigrations", dependencies: ["PriceDB", "PriceCrypto"]),
+        // What the driver's and the migrator's tests share: a scratch database on the test cluster, a
+        // value computed on its own thread (test targets cannot import one another). Only tests use it.
+        .target(name: "PriceDBTestKit", dependencies: ["PriceDB"]),
         // Every statement the service and the owner tasks send, typed (SQL, parameters, rows).
         .target(name: "PriceSQL", dependencies: ["PriceDB", "PriceRows"]),
         .target(name: "AnonAuth", dependencies: ["PriceCrypto", "PriceJSON"]),
@@ -54,19 +60,20 @@ let package = Package(
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
         .target(name: "PostgRESTDialect", dependencies: ["PriceHTTPMessage", "PriceJSON", "PriceRows"]),
         // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         // What every fuzz target checks, one function per target (FuzzTarget): Fuzz/'s libFuzzer executables
         // are shims over it, and FuzzReplayTests replays every committed input through it.
-        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
+        .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceMigrations", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
                           plugins: ["BuildCommit"]),
         // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
         .plugin(name: "BuildCommit", capability: .buildTool()),
 
         .testTarget(name: "PriceJSONTests", dependencies: ["PriceJSON"]),
-        .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceRows"]),
+        .testTarget(name: "PriceDBTests", dependencies: ["PriceDB", "PriceDBTestKit", "PriceRows"]),
+        .testTarget(name: "PriceMigrationsTests", dependencies: ["PriceMigrations", "PriceDB", "PriceDBTestKit"]),
         .testTarget(name: "PriceSQLTests", dependencies: ["PriceSQL", "PriceDB"]),
         .testTarget(name: "AnonAuthTests", dependencies: ["AnonAuth", "PriceCrypto", "PriceJSON", "CCrypto"]),
         .testTarget(name: "AttestationPKITests", dependencies: ["AttestationPKI"]),
@@ -74,13 +81,13 @@ let package = Package(
         .testTarget(name: "AndroidAttestationTests", dependencies: ["AndroidAttestation", "AttestationPKI", "PriceCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
-        // The executable's pure parts: settings, their sources, the listen address.
-        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
+        // The executable's pure parts: settings, their sources, the listen address, the migration layout.
+        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc", "PriceMigrations", "PriceSQL"]),
         .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTPMessage", "PriceJSON"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"]),
         // Every committed corpus input and FailCase of Fuzz/, once per `make test`, without a sanitizer build.
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
-        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceSQL", "PriceJSON"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceMigrations", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import AnonAuth
 @_spi(Fuzzing) import PriceAPI
 import PriceDB
 import PriceHTTP
+import PriceMigrations
 import Synchronization
 
 /// The service as the server shell drives it (`PriceApplication.respond`), with a database that
@@ -14,6 +15,12 @@ public final class ServiceHarness: Sendable {
     public static let secret = Array("fuzzing-secret-of-at-least-32-bytes-long".utf8)
     /// Fixed, so tokens minted once stay valid and the rate limiter never refills differently.
     public static let now = 1_800_000_000
+
+    /// No migrations to compare with: `/readyz` answers from the database's list alone. The layout names
+    /// files no directory has.
+    static let noMigrations = Readiness(shipped: [], layout: MigrationLayout(
+        firstFileName: "first.sql", finalFileName: "final.sql", bookkeepingSchema: "harness_meta",
+        migratorSetting: "harness.migrator_schema_version", advisoryLockKey: 1))
 
     public let application: PriceApplication
     public let issuer = TokenIssuer(secret: ServiceHarness.secret)
@@ -34,7 +41,7 @@ public final class ServiceHarness: Sendable {
                                    verifier: TokenVerifier(secrets: [Self.secret]),
                                    clientKey: ClientKey(secret: Self.secret),
                                    refreshChain: RefreshTokenChain(secret: Self.secret),
-                                   readiness: Readiness(shipped: []), metrics: metrics, clock: { fixedNow })
+                                   readiness: Self.noMigrations, metrics: metrics, clock: { fixedNow })
         application = PriceApplication(service: service, database: database)
         anonKey = issuer.anonKey()
         userToken = issuer.accessToken(userID: "6f1c2b8e-2d4a-4f3e-9a41-0c5b2a7d9e10",

@@ -4,6 +4,7 @@ import Foundation
 import PriceAPI
 import PriceDB
 import PriceHTTP
+import PriceMigrations
 import PriceSQL
 
 /// `pricesvc serve | migrate | keys | prune | forget-user | import-rates | import-places | openapi | statements | --help | --version`.
@@ -345,7 +346,7 @@ enum Commands {
             keys: keys,
             clientKey: ClientKey(secret: signingKey),
             refreshChain: RefreshTokenChain(secret: signingKey),
-            readiness: Readiness(shipped: shipped, version: schemaVersion, superseded: superseded),
+            readiness: Readiness(shipped: shipped, layout: .pricesvc, version: schemaVersion, superseded: superseded),
             metrics: serviceMetrics,
             signUpChallenges: signUpChallenges,
             signUpAttestation: signUpAttestation)

@@ -2,6 +2,7 @@ import AnonAuth
 import Foundation
 import PriceDB
 import PriceJSON
+import PriceMigrations
 import PriceSQL
 
 /// Commands that run as the database's owning role: migrate, prune and forget-user.
@@ -26,7 +27,7 @@ extension Commands {
             if key == "migrate-lock-timeout" { lockRetry.lockTimeout = .seconds(seconds) } else { lockRetry.waitLimit = .seconds(seconds) }
         }
         let runner = MigrationRunner(conninfo: conninfo, directory: try MigrationsLocation.resolve(configuration).path,
-                                     lockRetry: lockRetry, log: { note("migrate: " + $0) })
+                                     layout: .pricesvc, lockRetry: lockRetry, log: { note("migrate: " + $0) })
         switch mode {
         case .status:
             print(MigrationStatusDocument(status: try runner.status(), plan: nil).json)

@@ -1,5 +1,6 @@
 import PriceDB
 import PriceJSON
+import PriceMigrations
 
 /// What `pricesvc migrate` does: apply, or only report (`--status`, `--dry-run`).
 enum MigrateMode {

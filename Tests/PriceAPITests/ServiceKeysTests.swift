@@ -24,7 +24,7 @@ struct ServiceKeysTests {
     func service(_ keys: ServiceKeys) -> PriceService {
         let fixedNow = Double(now)
         return PriceService(settings: ServiceSettings(), keys: keys, clientKey: ClientKey(secret: current),
-                            refreshChain: RefreshTokenChain(secret: current), readiness: Readiness(shipped: []),
+                            refreshChain: RefreshTokenChain(secret: current), readiness: ServiceFixture.noMigrations,
                             metrics: ServiceMetrics(server: ServiceMetrics.serverMetrics(), pool: {
                                 PoolStats(size: 1, inUse: 0, idle: 1, waiting: 0)
                             }), clock: { fixedNow })

@@ -2,6 +2,7 @@ import AnonAuth
 import Foundation
 import PriceDB
 import PriceJSON
+import PriceMigrations
 import Synchronization
 import Testing
 import PriceHTTP
@@ -30,6 +31,11 @@ final class RecordingDatabase: QueryRunner {
 
 struct ServiceFixture {
     static let secret = Array("an-example-secret-of-at-least-32-bytes!!".utf8)
+    /// No migrations to compare with: `/readyz` answers from the database's list alone. The layout names
+    /// files no directory has.
+    static let noMigrations = Readiness(shipped: [], layout: MigrationLayout(
+        firstFileName: "first.sql", finalFileName: "final.sql", bookkeepingSchema: "test_meta",
+        migratorSetting: "test.migrator_schema_version", advisoryLockKey: 1))
     let issuer = TokenIssuer(secret: ServiceFixture.secret)
     let database: RecordingDatabase
     let service: PriceService
@@ -47,7 +53,7 @@ struct ServiceFixture {
                                verifier: TokenVerifier(secrets: [ServiceFixture.secret]),
                                clientKey: ClientKey(secret: ServiceFixture.secret),
                                refreshChain: RefreshTokenChain(secret: ServiceFixture.secret),
-                               readiness: Readiness(shipped: []), metrics: metrics,
+                               readiness: ServiceFixture.noMigrations, metrics: metrics,
                                signUpChallenges: signUpChallenges, clock: { fixedNow })
         application = PriceApplication(service: service, database: database)
     }

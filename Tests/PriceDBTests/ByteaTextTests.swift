@@ -1,5 +1,6 @@
 import Testing
 import PriceDB
+import PriceDBTestKit
 
 @Suite("bytea parameters in PostgreSQL's text format")
 struct ByteaTextTests {

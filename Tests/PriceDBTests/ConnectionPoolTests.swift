@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PriceDB
+import PriceDBTestKit
 
 /// Pool behaviour with scripted fake connections: reuse, bounded waiting, discard and the one safe retry.
 @Suite struct ConnectionPoolTests {

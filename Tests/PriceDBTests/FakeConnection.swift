@@ -126,30 +126,6 @@ final class FakeConnection: PipelineConnection {
     }
 }
 
-/// A value computed on its own thread (pool callers are plain threads, not tasks).
-final class ThreadResult<T>: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var result: Result<T, any Error>?
-
-    init(_ body: @escaping @Sendable () throws -> T) {
-        let thread = Thread { [self] in
-            result = Result { try body() }
-            done.signal()
-        }
-        thread.start()
-    }
-
-    func value() throws -> T {
-        done.wait()
-        done.signal()
-        return try result!.get()
-    }
-}
-
-func onThread<T>(_ body: @escaping @Sendable () throws -> T) -> ThreadResult<T> {
-    ThreadResult(body)
-}
-
 /// Polls `condition` for up to five seconds; tests that wait for another thread's state use it.
 /// Records a test failure when the condition never held.
 func waitUntil(_ what: String = "condition", sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) {

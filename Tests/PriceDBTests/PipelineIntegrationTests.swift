@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PriceDB
+import PriceDBTestKit
 
 /// One pipelined round trip against a real server: shared transaction, typed results, error fields.
 @Suite struct PipelineIntegrationTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PriceDB
+import PriceDBTestKit
 
 /// What happens when the server goes away: stale connections are replaced, in-flight batches fail
 /// fast and are never repeated.

@@ -1,5 +1,5 @@
-import PriceDB
 import PriceHTTP
+import PriceMigrations
 
 /// `/readyz` is ready when the database's schema is one this build may serve: every migration it ships
 /// applied with the same checksum, or a newer schema version that records it still accepts this build's
@@ -7,18 +7,22 @@ import PriceHTTP
 /// A versioned file applied in a text `superseded.txt` says the shipped one replaces counts as applied.
 public struct Readiness: Sendable {
     let shipped: [MigrationFile]
+    let layout: MigrationLayout
     let version: SchemaVersion
     let superseded: [SupersededChecksum]
 
-    public init(shipped: [MigrationFile], version: SchemaVersion = .undeclared, superseded: [SupersededChecksum] = []) {
+    public init(shipped: [MigrationFile], layout: MigrationLayout, version: SchemaVersion = .undeclared,
+                superseded: [SupersededChecksum] = []) {
         self.shipped = shipped
+        self.layout = layout
         self.version = version
         self.superseded = superseded
     }
 
     /// nil when ready; otherwise a short reason for operators.
     func problem(applied: [AppliedMigration]) -> String? {
-        MigrationPlanner(files: shipped, applied: applied, version: version, superseded: superseded).status().problem
+        MigrationPlanner(files: shipped, applied: applied, layout: layout, version: version, superseded: superseded)
+            .status().problem
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import PriceDB
 import PriceHTTP
 import PriceJSON
+import PriceMigrations
 import PriceSQL
 import Synchronization
 

@@ -1,22 +1,23 @@
 import Foundation
-@testable import PriceDB
+import PriceDB
 
-/// A throwaway database on the test cluster, one per test case, dropped when the test ends.
+/// A throwaway database on the test cluster, one per test case, dropped when the test ends: what the
+/// driver's and the migrator's integration tests share (a test target cannot import another).
 ///
 /// The cluster comes from `PRICESVC_TEST_PGHOST` / `PRICESVC_TEST_PGUSER` (a superuser), which
 /// `make test` sets. Without them the integration tests fail rather than silently skip.
-final class ScratchDatabase {
-    struct MissingCluster: Error, CustomStringConvertible {
-        var description: String {
-            "PRICESVC_TEST_PGHOST and PRICESVC_TEST_PGUSER are not set: the PriceDB integration tests need a PostgreSQL cluster; run via make test"
+public final class ScratchDatabase {
+    public struct MissingCluster: Error, CustomStringConvertible {
+        public var description: String {
+            "PRICESVC_TEST_PGHOST and PRICESVC_TEST_PGUSER are not set: the PriceDB and PriceMigrations integration tests need a PostgreSQL cluster; run via make test"
         }
     }
 
-    let name: String
-    let host: String
-    let user: String
+    public let name: String
+    public let host: String
+    public let user: String
 
-    init() throws {
+    public init() throws {
         let environment = ProcessInfo.processInfo.environment
         guard let host = environment["PRICESVC_TEST_PGHOST"], !host.isEmpty,
               let user = environment["PRICESVC_TEST_PGUSER"], !user.isEmpty else { throw MissingCluster() }
@@ -31,17 +32,17 @@ final class ScratchDatabase {
     }
 
     /// Superuser connection string for this database.
-    var conninfo: String { Self.conninfo(host: host, user: user, database: name) }
+    public var conninfo: String { Self.conninfo(host: host, user: user, database: name) }
 
     /// Runs `sql` as superuser on this database, outside any pool.
     @discardableResult
-    func admin(_ sql: String, _ parameters: [String?] = []) throws -> QueryResult {
+    public func admin(_ sql: String, _ parameters: [String?] = []) throws -> QueryResult {
         try Self.session(host: host, user: user, database: name).execute(sql, parameters)
     }
 
     /// Ends every server process of this database whose `application_name` matches, as a server
     /// restart or an administrator would, and waits until they are gone.
-    func terminateBackends(applicationName: String) throws {
+    public func terminateBackends(applicationName: String) throws {
         let session = try Self.session(host: host, user: user, database: "postgres")
         try session.execute("""
             select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = $2
@@ -56,14 +57,14 @@ final class ScratchDatabase {
         throw ScratchDatabaseError(message: "backends of \(applicationName) still running after 5 s")
     }
 
-    func pool(size: Int = 2, batchTimeout: Duration = .seconds(10), statements: [PreparedStatement] = [],
-              applicationName: String = "pricedb-test-\(UUID().uuidString.prefix(8))") -> ConnectionPool {
+    public func pool(size: Int = 2, batchTimeout: Duration = .seconds(10), statements: [PreparedStatement] = [],
+                     applicationName: String = "pricedb-test-\(UUID().uuidString.prefix(8))") -> ConnectionPool {
         ConnectionPool(PoolConfiguration(conninfo: conninfo, size: size, checkoutTimeout: .seconds(5),
                                          connectTimeout: .seconds(5), batchTimeout: batchTimeout,
                                          statements: statements, applicationName: applicationName))
     }
 
-    static func conninfo(host: String, user: String, database: String) -> String {
+    public static func conninfo(host: String, user: String, database: String) -> String {
         func quoted(_ value: String) -> String {
             "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
         }
@@ -75,7 +76,7 @@ final class ScratchDatabase {
     }
 }
 
-struct ScratchDatabaseError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+public struct ScratchDatabaseError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }

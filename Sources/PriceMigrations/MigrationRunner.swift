@@ -1,5 +1,6 @@
 import Foundation
 import PriceCrypto
+import PriceDB
 
 /// What `MigrationRunner.run()` did.
 public struct MigrationReport: Sendable, Equatable {
@@ -11,7 +12,7 @@ public struct MigrationReport: Sendable, Equatable {
     public var recordedVersion: SchemaVersion?
     public var isUpToDate: Bool { applied.isEmpty && recordedVersion == nil }
 
-    /// One line for the CLI: `already up to date` or `applied 0001_x.sql, policies.sql`.
+    /// One line for the CLI: `already up to date` or `applied 0001_x.sql, views.sql`.
     public var summary: String {
         var text = applied.isEmpty ? "already up to date" : "applied " + applied.joined(separator: ", ")
         if let recordedVersion {
@@ -29,23 +30,23 @@ public struct MigrationReport: Sendable, Equatable {
 /// Runs on its own non-pipelined connection, holds a session advisory lock for the whole run (so
 /// concurrent migrators take turns and the second finds nothing to do), and applies each file plus its
 /// bookkeeping row in one transaction, each under a short `lock_timeout` and retried
-/// (``LockRetryPolicy``). Before the first file it records the directory's ``SchemaVersion``.
+/// (``LockRetryPolicy``). Before the first file it records the directory's ``SchemaVersion``. What the
+/// files and the bookkeeping are called is the caller's (``MigrationLayout``).
 public struct MigrationRunner: Sendable {
-    /// Key of the session advisory lock: the bytes of "pricesvc" as a bigint.
-    static let advisoryLockKey: Int64 = 0x7072_6963_6573_7663
-
     public var conninfo: String
     public var directory: String
+    public var layout: MigrationLayout
     public var connectTimeout: Duration
     public var lockRetry: LockRetryPolicy
     /// One line for each lock wait: which file, who blocks it (``LockBlocker``), the pause before the
     /// next attempt.
     public var log: @Sendable (String) -> Void
 
-    public init(conninfo: String, directory: String, connectTimeout: Duration = .seconds(10),
+    public init(conninfo: String, directory: String, layout: MigrationLayout, connectTimeout: Duration = .seconds(10),
                 lockRetry: LockRetryPolicy = LockRetryPolicy(), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.conninfo = conninfo
         self.directory = directory
+        self.layout = layout
         self.connectTimeout = connectTimeout
         self.lockRetry = lockRetry
         self.log = log
@@ -57,16 +58,16 @@ public struct MigrationRunner: Sendable {
     ///   changed after it was applied stops the run before anything is applied (`migrationChecksumMismatch`).
     ///
     /// - Important: A database whose recorded schema version is above the directory's is refused before
-    ///   anything runs (`schemaNewerThanMigrations`): an older pricesvc would put its older files back.
+    ///   anything runs (`schemaNewerThanMigrations`): an older release would put its older files back.
     ///   Waiting for locks longer than the policy's limit ends the run with `lockWaitExceeded`; files
     ///   applied before stay applied, and the next run goes on from there.
     public func run() throws(DatabaseError) -> MigrationReport {
         let (sources, version, superseded) = try Self.load(directory: directory)
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
-        try session.execute("select pg_advisory_lock(\(Self.advisoryLockKey))")
-        try session.execute(Self.bookkeepingSQL)
-        let plan = try MigrationPlanner(files: sources.map(\.file), applied: Self.applied(session), version: version,
-                                        superseded: superseded).plan()
+        try session.execute("select pg_advisory_lock(\(layout.advisoryLockKey))")
+        try session.execute(bookkeepingSQL)
+        let plan = try MigrationPlanner(files: sources.map(\.file), applied: applied(session), layout: layout,
+                                        version: version, superseded: superseded).plan()
         var waits = LockWaits(policy: lockRetry, log: log, conninfo: conninfo, connectTimeout: connectTimeout,
                               backendPID: session.backendPID)
         // First, so instances of the release before stay ready while the files change under them, and a
@@ -82,7 +83,7 @@ public struct MigrationRunner: Sendable {
                 try apply(step.file, sql: sql, version: version, on: session, probe: probe)
             }
         }
-        try session.execute("select pg_advisory_unlock(\(Self.advisoryLockKey))")
+        try session.execute("select pg_advisory_unlock(\(layout.advisoryLockKey))")
         return MigrationReport(applied: plan.steps.map(\.file.name), unknownApplied: plan.unknownApplied,
                                recordedVersion: plan.recordsVersion ? version : nil)
     }
@@ -106,9 +107,10 @@ public struct MigrationRunner: Sendable {
     private func planner() throws(DatabaseError) -> MigrationPlanner {
         let (sources, version, superseded) = try Self.load(directory: directory)
         let session = try MigrationSession(conninfo: conninfo, connectTimeout: connectTimeout)
-        let exists = try session.execute("select to_regclass('pricesvc_meta.schema_migrations') is not null").singleValue
-        let applied = exists == "t" ? try Self.applied(session) : []
-        return MigrationPlanner(files: sources.map(\.file), applied: applied, version: version, superseded: superseded)
+        let exists = try session.execute("select to_regclass('\(layout.bookkeepingTable)') is not null").singleValue
+        let recorded = exists == "t" ? try applied(session) : []
+        return MigrationPlanner(files: sources.map(\.file), applied: recorded, layout: layout, version: version,
+                                superseded: superseded)
     }
 
     /// What `/readyz` compares a database with, read from `directory` in one pass: the files' names and
@@ -121,7 +123,7 @@ public struct MigrationRunner: Sendable {
     }
 
     /// Names and checksums of the `.sql` files in `directory`: what `/readyz` compares against
-    /// `pricesvc_meta.applied_migrations()` through `MigrationPlanner.status()`.
+    /// `applied_migrations()` through `MigrationPlanner.status()`.
     public static func files(in directory: String) throws(DatabaseError) -> [MigrationFile] {
         try load(directory: directory).sources.map(\.file)
     }
@@ -153,14 +155,14 @@ public struct MigrationRunner: Sendable {
                     c pg_catalog.text;
                 begin
                     for c in select conname from pg_catalog.pg_constraint
-                             where conrelid = 'pricesvc_meta.schema_migrations'::pg_catalog.regclass
+                             where conrelid = '\(layout.bookkeepingTable)'::pg_catalog.regclass
                                and conname ~ '^schema_version_[0-9]+_needs_a_migrator' loop
-                        execute pg_catalog.format('alter table pricesvc_meta.schema_migrations drop constraint %I', c);
+                        execute pg_catalog.format('alter table \(layout.bookkeepingTable) drop constraint %I', c);
                     end loop;
                 end
                 $$;
-                alter table pricesvc_meta.schema_migrations add constraint \(Self.migratorConstraintName(version.version))
-                    check (coalesce(nullif(pg_catalog.current_setting('\(SchemaVersion.migratorSetting)', true), ''), '0')::integer
+                alter table \(layout.bookkeepingTable) add constraint \(Self.migratorConstraintName(version.version))
+                    check (coalesce(nullif(pg_catalog.current_setting('\(layout.migratorSetting)', true), ''), '0')::integer
                            >= \(version.version)) not valid;
 
                 """
@@ -168,7 +170,7 @@ public struct MigrationRunner: Sendable {
         try transaction(as: version, on: session, failing: "recording schema version \(version.version)") {
             () throws(DatabaseError) in
             if !sql.isEmpty { try session.execute(sql, probeEvery: probeInterval, probe: probe) }
-            try Self.recordApplied(SchemaVersion.recordName, checksum: version.recordText, on: session)
+            try recordApplied(SchemaVersion.recordName, checksum: version.recordText, on: session)
         }
     }
 
@@ -179,7 +181,7 @@ public struct MigrationRunner: Sendable {
                        probe: () -> Void) throws(DatabaseError) {
         try transaction(as: version, on: session, failing: "migration \(file.name)") { () throws(DatabaseError) in
             try session.execute(sql, probeEvery: probeInterval, probe: probe)
-            try Self.recordApplied(file.name, checksum: file.checksum, on: session)
+            try recordApplied(file.name, checksum: file.checksum, on: session)
         }
         // Session settings a file changed with plain SET must not leak into the next file.
         do throws(DatabaseError) {
@@ -200,7 +202,7 @@ public struct MigrationRunner: Sendable {
             try session.execute("begin")
             try session.execute("set local lock_timeout = '\(lockRetry.lockTimeoutSetting)'")
             try session.execute("select pg_catalog.set_config($1, $2, true)",
-                                [SchemaVersion.migratorSetting, String(version.version)])
+                                [layout.migratorSetting, String(version.version)])
             try body()
             // A file that issues its own COMMIT/ROLLBACK would make this COMMIT a no-op or a warning.
             let tag = try session.execute("commit").commandTag
@@ -216,15 +218,15 @@ public struct MigrationRunner: Sendable {
     }
 
     /// The bookkeeping row of a file (or of the schema version).
-    private static func recordApplied(_ name: String, checksum: String, on session: MigrationSession) throws(DatabaseError) {
+    private func recordApplied(_ name: String, checksum: String, on session: MigrationSession) throws(DatabaseError) {
         try session.execute("""
-            insert into pricesvc_meta.schema_migrations (name, checksum) values ($1, $2)
+            insert into \(layout.bookkeepingTable) (name, checksum) values ($1, $2)
             on conflict (name) do update set checksum = excluded.checksum, applied_at = now()
             """, [name, checksum])
     }
 
-    private static func applied(_ session: MigrationSession) throws(DatabaseError) -> [AppliedMigration] {
-        try session.execute("select name, checksum from pricesvc_meta.schema_migrations order by applied_at, name")
+    private func applied(_ session: MigrationSession) throws(DatabaseError) -> [AppliedMigration] {
+        try session.execute("select name, checksum from \(layout.bookkeepingTable) order by applied_at, name")
             .rows.compactMap { row in
                 guard let name = row[0], let checksum = row[1] else { return nil }
                 return AppliedMigration(name: name, checksum: checksum)
@@ -233,30 +235,33 @@ public struct MigrationRunner: Sendable {
 
     /// The one definition of the migration bookkeeping: the runner needs it before it can read what was
     /// applied, so it lives here and not in a migration file. Created on first use, under the advisory
-    /// lock (concurrent `create ... if not exists` can collide). `0001_roles.sql` still carries the same
-    /// `create table if not exists` from before; applied files cannot change, and on every database it
-    /// is a no-op because this runs first.
+    /// lock (concurrent `create ... if not exists` can collide). An application's first versioned file
+    /// may still carry the same `create table if not exists` from before (pricesvc's `0001_roles.sql`
+    /// does); applied files cannot change, and on every database it is a no-op because this runs first.
     ///
-    /// `applied_migrations()` is the only door for the service: `policies.sql` grants it to
-    /// `authenticator` and hands both objects to the owner role.
-    static let bookkeepingSQL = """
-        create schema if not exists pricesvc_meta;
-        create table if not exists pricesvc_meta.schema_migrations (
-            name text primary key,
-            checksum text not null,
-            applied_at timestamptz not null default now()
-        );
-        do $$
-        begin
-            if to_regprocedure('pricesvc_meta.applied_migrations()') is null then
-                create function pricesvc_meta.applied_migrations() returns table(name text, checksum text)
-                    language sql stable security definer set search_path = ''
-                    as 'select m.name, m.checksum from pricesvc_meta.schema_migrations m order by m.applied_at, m.name';
-                revoke all on function pricesvc_meta.applied_migrations() from public;
-            end if;
-        end
-        $$;
-        """
+    /// `applied_migrations()` is the only door for the service: the layout's final file grants it to the
+    /// service's role and hands both objects to the owner role.
+    var bookkeepingSQL: String {
+        let schema = layout.bookkeepingSchema
+        return """
+            create schema if not exists \(schema);
+            create table if not exists \(schema).schema_migrations (
+                name text primary key,
+                checksum text not null,
+                applied_at timestamptz not null default now()
+            );
+            do $$
+            begin
+                if to_regprocedure('\(schema).applied_migrations()') is null then
+                    create function \(schema).applied_migrations() returns table(name text, checksum text)
+                        language sql stable security definer set search_path = ''
+                        as 'select m.name, m.checksum from \(schema).schema_migrations m order by m.applied_at, m.name';
+                    revoke all on function \(schema).applied_migrations() from public;
+                end if;
+            end
+            $$;
+            """
+    }
 
     // MARK: Files
 

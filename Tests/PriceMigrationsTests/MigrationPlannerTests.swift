@@ -1,8 +1,10 @@
 import Testing
-@testable import PriceDB
+import PriceDB
+@testable import PriceMigrations
 
 /// Which migration files run, in what order, and which situations are refused.
 @Suite struct MigrationPlannerTests {
+    let layout = MigrationLayout.likePricesvc
     let schema = MigrationFile(name: "0001_schema.sql", checksum: "aaa")
     let reports = MigrationFile(name: "0002_reports.sql", checksum: "bbb")
     let tenth = MigrationFile(name: "0010_auth.sql", checksum: "ccc")
@@ -18,14 +20,14 @@ import Testing
     func names(_ plan: MigrationPlan) -> [String] { plan.steps.map(\.file.name) }
 
     @Test func aFreshDatabaseGetsEveryVersionedFileByNumberThenPolicies() throws {
-        let plan = try MigrationPlanner(files: [policies, tenth, reports, schema], applied: []).plan()
+        let plan = try MigrationPlanner(files: [policies, tenth, reports, schema], applied: [], layout: layout).plan()
         #expect(names(plan) == ["0001_schema.sql", "0002_reports.sql", "0010_auth.sql", "policies.sql"])
         #expect(plan.steps.allSatisfy { !$0.isReapplication })
         #expect(!plan.isUpToDate)
     }
 
     @Test func aSecondRunFindsNothingToDo() throws {
-        let plan = try MigrationPlanner(files: [schema, reports, policies], applied: applied(schema, reports, policies)).plan()
+        let plan = try MigrationPlanner(files: [schema, reports, policies], applied: applied(schema, reports, policies), layout: layout).plan()
         #expect(plan.isUpToDate)
         #expect(plan.unknownApplied.isEmpty)
     }
@@ -34,7 +36,7 @@ import Testing
         var edited = reports
         edited.checksum = "changed"
         #expect {
-            try MigrationPlanner(files: [schema, edited, tenth], applied: applied(schema, reports)).plan()
+            try MigrationPlanner(files: [schema, edited, tenth], applied: applied(schema, reports), layout: layout).plan()
         } throws: { error in
             let error = error as? DatabaseError
             return error?.code == .migrationChecksumMismatch && error?.message.contains("0002_reports.sql") == true
@@ -44,69 +46,93 @@ import Testing
     @Test func aChangedPolicyFileIsAppliedAgain() throws {
         var edited = policies
         edited.checksum = "new"
-        let plan = try MigrationPlanner(files: [schema, edited], applied: applied(schema, policies)).plan()
+        let plan = try MigrationPlanner(files: [schema, edited], applied: applied(schema, policies), layout: layout).plan()
         #expect(plan.steps == [MigrationStep(file: edited, isReapplication: true)])
     }
 
     @Test func policiesRunAgainAfterANewVersionedFile() throws {
-        let plan = try MigrationPlanner(files: [schema, reports, policies], applied: applied(schema, policies)).plan()
+        let plan = try MigrationPlanner(files: [schema, reports, policies], applied: applied(schema, policies), layout: layout).plan()
         #expect(names(plan) == ["0002_reports.sql", "policies.sql"])
         #expect(plan.steps.last?.isReapplication == true)
     }
 
     @Test func onlyNewFilesRunAfterEarlierOnes() throws {
-        let plan = try MigrationPlanner(files: [schema, reports, tenth], applied: applied(schema)).plan()
+        let plan = try MigrationPlanner(files: [schema, reports, tenth], applied: applied(schema), layout: layout).plan()
         #expect(names(plan) == ["0002_reports.sql", "0010_auth.sql"])
     }
 
     @Test func appliedMigrationsWithoutAFileAreReportedNotFatal() throws {
         let gone = AppliedMigration(name: "0003_removed.sql", checksum: "zzz")
-        let plan = try MigrationPlanner(files: [schema, tenth], applied: applied(schema) + [gone]).plan()
+        let plan = try MigrationPlanner(files: [schema, tenth], applied: applied(schema) + [gone], layout: layout).plan()
         #expect(names(plan) == ["0010_auth.sql"])
         #expect(plan.unknownApplied == ["0003_removed.sql"])
     }
 
     @Test func aNewFileNumberedBelowAnAppliedOneIsRefused() {
         #expect {
-            try MigrationPlanner(files: [schema, reports, tenth], applied: applied(schema, tenth)).plan()
+            try MigrationPlanner(files: [schema, reports, tenth], applied: applied(schema, tenth), layout: layout).plan()
         } throws: { error in
             (error as? DatabaseError)?.code == .migrationFailed && "\(error)".contains("0002_reports.sql")
         }
     }
 
     @Test func repeatableFilesRunAfterVersionedOnesByNameWithPoliciesLast() throws {
-        let plan = try MigrationPlanner(files: [policies, reportsRules, tenth, medians, schema, auth], applied: []).plan()
+        let plan = try MigrationPlanner(files: [policies, reportsRules, tenth, medians, schema, auth], applied: [], layout: layout).plan()
         #expect(names(plan) == ["0001_schema.sql", "0010_auth.sql", "auth.sql", "medians.sql", "reports.sql", "policies.sql"])
     }
 
     @Test func settingsRunFirstAmongRepeatableFilesSoEveryOtherFileMayReadThem() throws {
         let settings = MigrationFile(name: "settings.sql", checksum: "sss")
-        let plan = try MigrationPlanner(files: [policies, settings, reportsRules, tenth, medians, schema, auth], applied: []).plan()
+        let plan = try MigrationPlanner(files: [policies, settings, reportsRules, tenth, medians, schema, auth], applied: [], layout: layout).plan()
         #expect(names(plan) == ["0001_schema.sql", "0010_auth.sql", "settings.sql", "auth.sql", "medians.sql", "reports.sql",
                                 "policies.sql"])
-        let status = MigrationPlanner(files: [policies, auth, settings], applied: []).status()
+        let status = MigrationPlanner(files: [policies, auth, settings], applied: [], layout: layout).status()
         #expect(status.pending == ["settings.sql", "auth.sql", "policies.sql"])
+    }
+
+    @Test func anotherLayoutRunsItsOwnFirstAndFinalFilesAndPricesvcsNamesAreOrdinaryToIt() throws {
+        let tunables = MigrationFile(name: "tunables.sql", checksum: "ttt")
+        let access = MigrationFile(name: "access.sql", checksum: "acc")
+        let settings = MigrationFile(name: "settings.sql", checksum: "sss")
+        let files = [policies, access, settings, reportsRules, tenth, tunables, schema, auth]
+
+        let other = try MigrationPlanner(files: files, applied: [], layout: .other).plan()
+        #expect(names(other) == ["0001_schema.sql", "0010_auth.sql", "tunables.sql", "auth.sql", "policies.sql", "reports.sql",
+                                 "settings.sql", "access.sql"])
+        #expect(MigrationPlanner(files: files, applied: [], layout: .other).status().pending == names(other))
+        let pricesvcs = try MigrationPlanner(files: files, applied: [], layout: layout).plan()
+        #expect(names(pricesvcs) == ["0001_schema.sql", "0010_auth.sql", "settings.sql", "access.sql", "auth.sql", "reports.sql",
+                                     "tunables.sql", "policies.sql"])
+    }
+
+    @Test func anotherLayoutsFinalFileFollowsAnyChangeAndPoliciesDoesNot() throws {
+        let access = MigrationFile(name: "access.sql", checksum: "acc")
+        var edited = medians
+        edited.checksum = "new"
+        let plan = try MigrationPlanner(files: [schema, edited, access, policies],
+                                        applied: applied(schema, medians, access, policies), layout: .other).plan()
+        #expect(names(plan) == ["medians.sql", "access.sql"])
     }
 
     @Test func aChangedRepeatableFileRunsAloneFollowedByPolicies() throws {
         var edited = medians
         edited.checksum = "new"
         let plan = try MigrationPlanner(files: [schema, auth, edited, reportsRules, policies],
-                                        applied: applied(schema, auth, medians, reportsRules, policies)).plan()
+                                        applied: applied(schema, auth, medians, reportsRules, policies), layout: layout).plan()
         #expect(plan.steps == [MigrationStep(file: edited, isReapplication: true),
                                MigrationStep(file: policies, isReapplication: true)])
     }
 
     @Test func aNewRepeatableFileRunsFollowedByPolicies() throws {
         let plan = try MigrationPlanner(files: [schema, auth, medians, policies],
-                                        applied: applied(schema, auth, policies)).plan()
+                                        applied: applied(schema, auth, policies), layout: layout).plan()
         #expect(plan.steps == [MigrationStep(file: medians, isReapplication: false),
                                MigrationStep(file: policies, isReapplication: true)])
     }
 
     @Test func everyRepeatableFileRunsAgainAfterANewVersionedFile() throws {
         let plan = try MigrationPlanner(files: [schema, reports, auth, medians, policies],
-                                        applied: applied(schema, auth, medians, policies)).plan()
+                                        applied: applied(schema, auth, medians, policies), layout: layout).plan()
         #expect(names(plan) == ["0002_reports.sql", "auth.sql", "medians.sql", "policies.sql"])
         #expect(plan.steps.dropFirst().allSatisfy { $0.isReapplication })
     }
@@ -115,27 +141,27 @@ import Testing
         var edited = policies
         edited.checksum = "new"
         let plan = try MigrationPlanner(files: [schema, auth, medians, edited],
-                                        applied: applied(schema, auth, medians, policies)).plan()
+                                        applied: applied(schema, auth, medians, policies), layout: layout).plan()
         #expect(names(plan) == ["policies.sql"])
     }
 
     @Test(arguments: ["auth.sql", "medians.sql", "x_1.sql", "policies2.sql", "limits.sql"])
     func lowercaseNamesAreRepeatableFiles(name: String) throws {
         let file = MigrationFile(name: name, checksum: "x")
-        let plan = try MigrationPlanner(files: [schema, file, policies], applied: []).plan()
+        let plan = try MigrationPlanner(files: [schema, file, policies], applied: [], layout: layout).plan()
         #expect(names(plan) == ["0001_schema.sql", name, "policies.sql"])
     }
 
     @Test(arguments: ["README.sql", "Policies.sql", "0001_.sql", "0001-schema.sql", "_auth.sql", "my-policies.sql", ".sql"])
     func aMisnamedFileIsRefused(name: String) {
         #expect(throws: DatabaseError.self) {
-            try MigrationPlanner(files: [schema, MigrationFile(name: name, checksum: "x")], applied: []).plan()
+            try MigrationPlanner(files: [schema, MigrationFile(name: name, checksum: "x")], applied: [], layout: layout).plan()
         }
     }
 
     @Test func twoFilesWithTheSameNumberAreRefused() {
         let clash = MigrationFile(name: "0001_other.sql", checksum: "x")
-        #expect(throws: DatabaseError.self) { try MigrationPlanner(files: [schema, clash], applied: []).plan() }
+        #expect(throws: DatabaseError.self) { try MigrationPlanner(files: [schema, clash], applied: [], layout: layout).plan() }
     }
 
     @Test func statusNamesPendingAndChangedFilesForReadiness() {
@@ -143,7 +169,7 @@ import Testing
         edited.checksum = "edited"
         var newPolicies = policies
         newPolicies.checksum = "new"
-        let status = MigrationPlanner(files: [newPolicies, reports, edited], applied: applied(schema, policies)).status()
+        let status = MigrationPlanner(files: [newPolicies, reports, edited], applied: applied(schema, policies), layout: layout).status()
         #expect(status.pending == ["0002_reports.sql", "policies.sql"])
         #expect(status.changed == ["0001_schema.sql"])
         #expect(!status.isCurrent)
@@ -153,15 +179,15 @@ import Testing
         var newMedians = medians
         newMedians.checksum = "new"
         let status = MigrationPlanner(files: [policies, newMedians, auth, schema],
-                                      applied: applied(schema, auth, medians, policies)).status()
+                                      applied: applied(schema, auth, medians, policies), layout: layout).status()
         #expect(status.pending == ["medians.sql"])
         #expect(status.changed.isEmpty)
-        let fresh = MigrationPlanner(files: [policies, medians, auth, reports, schema], applied: []).status()
+        let fresh = MigrationPlanner(files: [policies, medians, auth, reports, schema], applied: [], layout: layout).status()
         #expect(fresh.pending == ["0001_schema.sql", "0002_reports.sql", "auth.sql", "medians.sql", "policies.sql"])
     }
 
     @Test func statusIsCurrentWhenEveryFileIsAppliedUnchanged() {
-        let status = MigrationPlanner(files: [schema, policies], applied: applied(policies, schema)).status()
+        let status = MigrationPlanner(files: [schema, policies], applied: applied(policies, schema), layout: layout).status()
         #expect(status.isCurrent)
         #expect(status == MigrationStatus(pending: [], changed: [], unknownApplied: []))
     }
@@ -173,20 +199,20 @@ import Testing
     let supersedes = [SupersededChecksum(name: "0002_reports.sql", old: "bbb", new: "bbb2")]
 
     @Test func aSupersededChecksumIsAcceptedAsAppliedWithoutRunningTheFile() throws {
-        let planner = MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, reports, policies),
+        let planner = MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, reports, policies), layout: layout,
                                        superseded: supersedes)
         let plan = try planner.plan()
         #expect(plan.steps.isEmpty, "a superseded file must not run again")
         #expect(plan.isUpToDate, "the old checksum stays recorded: nothing to write")
         #expect(planner.status().isCurrent && planner.status().superseded == ["0002_reports.sql"])
         // A fresh database records the new text; that is current too.
-        let fresh = try MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, rewritten, policies),
+        let fresh = try MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, rewritten, policies), layout: layout,
                                          superseded: supersedes).plan()
         #expect(fresh.isUpToDate)
     }
 
     @Test func aSupersededFileBesideANewOneRecordsOneAndRunsTheOther() throws {
-        let plan = try MigrationPlanner(files: [schema, rewritten, tenth, policies], applied: applied(schema, reports, policies),
+        let plan = try MigrationPlanner(files: [schema, rewritten, tenth, policies], applied: applied(schema, reports, policies), layout: layout,
                                         superseded: supersedes).plan()
         #expect(names(plan) == ["0010_auth.sql", "policies.sql"], "the superseded file is not run; the new one and policies are")
     }
@@ -200,7 +226,7 @@ import Testing
     func anyOtherChangeOfAVersionedFileIsStillRefused(recorded: String, file: String) {
         let changed = MigrationFile(name: "0002_reports.sql", checksum: file)
         let planner = MigrationPlanner(files: [schema, changed],
-                                       applied: [AppliedMigration(name: "0002_reports.sql", checksum: recorded)] + applied(schema),
+                                       applied: [AppliedMigration(name: "0002_reports.sql", checksum: recorded)] + applied(schema), layout: layout,
                                        superseded: supersedes)
         #expect { try planner.plan() } throws: { error in
             (error as? DatabaseError)?.code == .migrationChecksumMismatch
@@ -212,12 +238,12 @@ import Testing
     @Test func aSupersededChecksumOfAnotherFileDoesNotCount() {
         let other = [SupersededChecksum(name: "0001_schema.sql", old: "bbb", new: "bbb2")]
         #expect(throws: DatabaseError.self) {
-            try MigrationPlanner(files: [schema, rewritten], applied: applied(schema, reports), superseded: other).plan()
+            try MigrationPlanner(files: [schema, rewritten], applied: applied(schema, reports), layout: layout, superseded: other).plan()
         }
     }
 
     @Test func statusCountsASupersededChecksumAsServableAndCurrent() {
-        let status = MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, reports, policies),
+        let status = MigrationPlanner(files: [schema, rewritten, policies], applied: applied(schema, reports, policies), layout: layout,
                                       superseded: supersedes).status()
         #expect(status.superseded == ["0002_reports.sql"])
         #expect(status.changed.isEmpty && status.pending.isEmpty)

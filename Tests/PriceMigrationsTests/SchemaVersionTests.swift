@@ -1,8 +1,10 @@
 import Testing
-@testable import PriceDB
+import PriceDB
+@testable import PriceMigrations
 
 /// Schema versions: what `VERSION` may say, what the planner refuses, and what `/readyz` accepts.
 @Suite struct SchemaVersionTests {
+    let layout = MigrationLayout.likePricesvc
     let schema = MigrationFile(name: "0001_schema.sql", checksum: "aaa")
     let expand = MigrationFile(name: "0002_expand.sql", checksum: "bbb")
     let medians = MigrationFile(name: "medians.sql", checksum: "old")
@@ -35,7 +37,7 @@ import Testing
     }
 
     @Test func theVersionRowIsNeitherAFileNorUnknown() throws {
-        let planner = MigrationPlanner(files: [schema, policies], applied: applied([schema, policies], recording: v1), version: v1)
+        let planner = MigrationPlanner(files: [schema, policies], applied: applied([schema, policies], recording: v1), layout: layout, version: v1)
         #expect(planner.databaseVersion == v1)
         #expect(try planner.plan().isUpToDate)
         #expect(planner.status().unknownApplied.isEmpty)
@@ -43,18 +45,18 @@ import Testing
     }
 
     @Test func aNewVersionIsRecordedEvenWhenNoFileChanged() throws {
-        let plan = try MigrationPlanner(files: [schema], applied: applied([schema], recording: v1), version: v2).plan()
+        let plan = try MigrationPlanner(files: [schema], applied: applied([schema], recording: v1), layout: layout, version: v2).plan()
         #expect(plan.steps.isEmpty)
         #expect(plan.recordsVersion)
         #expect(!plan.isUpToDate)
         // A directory without VERSION (a layout from before schema versions) records nothing.
-        #expect(!(try MigrationPlanner(files: [schema], applied: applied([schema])).plan().recordsVersion))
+        #expect(!(try MigrationPlanner(files: [schema], applied: applied([schema]), layout: layout).plan().recordsVersion))
     }
 
     @Test func anOlderDirectoryIsRefusedBeforeAnyStepNamingBothVersions() {
         #expect {
             try MigrationPlanner(files: [schema, medians, policies],
-                                 applied: applied([schema, expand, newMedians, policies], recording: v2), version: v1).plan()
+                                 applied: applied([schema, expand, newMedians, policies], recording: v2), layout: layout, version: v1).plan()
         } throws: { error in
             let error = error as? DatabaseError
             return error?.code == .schemaNewerThanMigrations
@@ -64,7 +66,7 @@ import Testing
 
     @Test func anOlderBuildIsReadyOnANewerCompatibleSchemaWhoseFunctionsChanged() {
         let status = MigrationPlanner(files: [schema, medians, policies],
-                                      applied: applied([schema, expand, newMedians, policies], recording: v2), version: v1).status()
+                                      applied: applied([schema, expand, newMedians, policies], recording: v2), layout: layout, version: v1).status()
         #expect(status.databaseIsNewer)
         #expect(status.pending == ["medians.sql"])
         #expect(status.problem == nil)
@@ -73,24 +75,24 @@ import Testing
 
     @Test func anOlderBuildIsNotReadyAfterAContractStep() {
         let contract = SchemaVersion(version: 2, compatibleFrom: 2)
-        let status = MigrationPlanner(files: [schema, medians], applied: applied([schema, newMedians], recording: contract),
+        let status = MigrationPlanner(files: [schema, medians], applied: applied([schema, newMedians], recording: contract), layout: layout,
                                       version: v1).status()
         #expect(status.problem == "the database schema is version 2, which needs pricesvc of schema version 2 or later; this one is 1")
     }
 
     @Test func anOlderBuildStillNeedsItsOwnVersionedFiles() {
-        let status = MigrationPlanner(files: [schema, expand], applied: applied([schema], recording: v2), version: v1).status()
+        let status = MigrationPlanner(files: [schema, expand], applied: applied([schema], recording: v2), layout: layout, version: v1).status()
         #expect(status.problem == "migration 0002_expand.sql is not applied; run pricesvc migrate")
     }
 
     @Test func theSameVersionWithAChangedFileIsNotReady() {
-        let status = MigrationPlanner(files: [schema, newMedians], applied: applied([schema, medians], recording: v1),
+        let status = MigrationPlanner(files: [schema, newMedians], applied: applied([schema, medians], recording: v1), layout: layout,
                                       version: v1).status()
         #expect(status.problem == "migration medians.sql is not applied; run pricesvc migrate")
     }
 
     @Test func aNewerBuildWaitsForItsMigration() {
-        let status = MigrationPlanner(files: [schema, expand], applied: applied([schema], recording: v1), version: v2).status()
+        let status = MigrationPlanner(files: [schema, expand], applied: applied([schema], recording: v1), layout: layout, version: v2).status()
         #expect(!status.databaseIsNewer)
         #expect(status.problem == "migration 0002_expand.sql is not applied; run pricesvc migrate")
     }

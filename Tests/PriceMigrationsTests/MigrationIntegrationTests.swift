@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import PriceDB
+import PriceDB
+import PriceDBTestKit
+@testable import PriceMigrations
 
 /// The migration runner against a real server, with small SQL files written by each test.
 @Suite struct MigrationIntegrationTests {
@@ -20,6 +22,8 @@ import Testing
         }
     }
 
+    let layout = MigrationLayout.likePricesvc
+
     let baseFiles = [
         "0001_items.sql": "create table items (id int primary key);\ninsert into items values (1), (2);\n",
         "0002_labels.sql": "alter table items add column label text;\ncomment on table items is 'test';\n",
@@ -30,7 +34,7 @@ import Testing
     @Test func migratingTwiceAppliesEachFileOnceThenSaysUpToDate() throws {
         let database = try ScratchDatabase()
         let directory = try MigrationDirectory(baseFiles)
-        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
 
         let first = try runner.run()
         #expect(first.applied == ["0001_items.sql", "0002_labels.sql", "policies.sql"])
@@ -44,7 +48,7 @@ import Testing
     @Test func recordedChecksumsAreTheSHA256OfTheFileAsPostgreSQLComputesIt() throws {
         let database = try ScratchDatabase()
         let directory = try MigrationDirectory(baseFiles)
-        _ = try MigrationRunner(conninfo: database.conninfo, directory: directory.path).run()
+        _ = try MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout).run()
         for (name, sql) in baseFiles where name.hasSuffix(".sql") {
             let recorded = try database.admin("select checksum from pricesvc_meta.applied_migrations() where name = $1", [name]).singleValue
             let computed = try database.admin("select encode(sha256(convert_to($1, 'UTF8')), 'hex')", [sql]).singleValue
@@ -56,7 +60,7 @@ import Testing
     @Test func aChangedAppliedFileIsRefusedAndNothingElseRuns() throws {
         let database = try ScratchDatabase()
         let directory = try MigrationDirectory(baseFiles)
-        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
         _ = try runner.run()
         try directory.write("0001_items.sql", "create table items (id bigint primary key);\n")
         try directory.write("0003_more.sql", "create table more (id int);\n")
@@ -73,7 +77,7 @@ import Testing
     @Test func aChangedPolicyFileIsAppliedAgain() throws {
         let database = try ScratchDatabase()
         let directory = try MigrationDirectory(baseFiles)
-        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
         _ = try runner.run()
         try directory.write("policies.sql", "create or replace view item_count as select count(*) * 10 as n from items;\n")
         #expect(try runner.run().applied == ["policies.sql"])
@@ -87,7 +91,7 @@ import Testing
         files["views.sql"] = "create or replace view item_ids as select id from items;\n"
         files["policies.sql"] = "create or replace view item_count as select count(*) as n from item_ids;\n"
         let directory = try MigrationDirectory(files)
-        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
 
         #expect(try runner.run().applied == ["0001_items.sql", "0002_labels.sql", "views.sql", "policies.sql"])
         try directory.write("views.sql", "create or replace view item_ids as select id from items where id > 1;\n")
@@ -99,12 +103,38 @@ import Testing
         #expect(try runner.status().isCurrent)
     }
 
+    @Test func anotherLayoutRunsItsFirstAndFinalFilesAroundTheOthersAndKeepsItsOwnBookkeeping() throws {
+        let database = try ScratchDatabase()
+        // By name the order would be access, labels, tunables: each file reads what the one before made.
+        let directory = try MigrationDirectory([
+            "0001_items.sql": baseFiles["0001_items.sql"]!,
+            "tunables.sql": "create or replace function item_floor() returns int language sql immutable as 'select 1';\n",
+            "labels.sql": "create or replace view item_ids as select id from items where id > item_floor();\n",
+            "access.sql": "create or replace view item_count as select count(*) as n from item_ids;\n",
+            "VERSION": "version = 1\ncompatible_from = 1\n",
+        ])
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: .other)
+
+        #expect(try runner.run().applied == ["0001_items.sql", "tunables.sql", "labels.sql", "access.sql"])
+        #expect(try database.admin("select n from item_count").singleValue == "1")
+        #expect(try database.admin("select name from app_meta.applied_migrations() order by name").rows
+                == [["0001_items.sql"], ["access.sql"], ["labels.sql"], ["schema-version"], ["tunables.sql"]])
+        #expect(try database.admin("""
+            select count(*) from pg_catalog.pg_constraint
+            where conrelid = 'app_meta.schema_migrations'::regclass
+              and pg_catalog.pg_get_constraintdef(oid) like '%app.migrator_schema_version%'
+            """).singleValue == "1")
+        #expect(try database.admin("select to_regnamespace('pricesvc_meta') is null").singleValue == "t")
+        #expect(try runner.status().isCurrent)
+        #expect(try runner.run().isUpToDate)
+    }
+
     @Test func aFailingFileRollsBackAloneAndIsNotRecorded() throws {
         let database = try ScratchDatabase()
         var files = baseFiles
         files["0002_labels.sql"] = "create table partial (x int);\nselect 1 / 0;\n"
         let directory = try MigrationDirectory(files)
-        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
 
         #expect { try runner.run() } throws: { error in
             guard let error = error as? DatabaseError else { return false }
@@ -122,7 +152,7 @@ import Testing
         var files = baseFiles
         files["0001_items.sql"] = "select pg_sleep(0.5);\n" + baseFiles["0001_items.sql"]!
         let directory = try MigrationDirectory(files)
-        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
 
         let reports = [onThread { try runner.run() }, onThread { try runner.run() }].map { try? $0.value() }
         #expect(reports.allSatisfy { $0 != nil })
@@ -133,14 +163,14 @@ import Testing
     @Test func statusWorksOnADatabaseNeverMigrated() throws {
         let database = try ScratchDatabase()
         let directory = try MigrationDirectory(baseFiles)
-        let status = try MigrationRunner(conninfo: database.conninfo, directory: directory.path).status()
+        let status = try MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout).status()
         #expect(status.pending == ["0001_items.sql", "0002_labels.sql", "policies.sql"])
         #expect(!status.isCurrent)
     }
 
     @Test func aMissingDirectoryIsAClearError() throws {
         let database = try ScratchDatabase()
-        #expect { try MigrationRunner(conninfo: database.conninfo, directory: "/nonexistent/migrations").run() } throws: { error in
+        #expect { try MigrationRunner(conninfo: database.conninfo, directory: "/nonexistent/migrations", layout: layout).run() } throws: { error in
             (error as? DatabaseError)?.code == .migrationFailed && "\(error)".contains("/nonexistent/migrations")
         }
     }

@@ -1,5 +1,7 @@
+import PriceDB
+
 /// A versioned file's old text that a new text replaces without changing the catalog it leaves: a line of
-/// `migrations/superseded.txt` (docs/upgrading.md, "Superseded checksums").
+/// the migrations directory's `superseded.txt` (pricesvc's docs/upgrading.md, "Superseded checksums").
 ///
 /// A database that recorded `old` for `name` is accepted when the file's checksum is now `new`: the file
 /// counts as applied and is not run, and `old` stays recorded, so instances of the release before (which

@@ -1,3 +1,5 @@
+import PriceDB
+
 /// A migration file found on disk: its name and the SHA-256 hex of its bytes.
 public struct MigrationFile: Sendable, Hashable {
     public var name: String
@@ -9,7 +11,8 @@ public struct MigrationFile: Sendable, Hashable {
     }
 }
 
-/// A row of `pricesvc_meta.schema_migrations` (or `pricesvc_meta.applied_migrations()`).
+/// A row of the bookkeeping table `schema_migrations` (or of `applied_migrations()`), in the layout's
+/// ``MigrationLayout/bookkeepingSchema``.
 public struct AppliedMigration: Sendable, Hashable {
     public var name: String
     public var checksum: String
@@ -62,7 +65,7 @@ public struct MigrationStatus: Sendable, Equatable {
     /// The database recorded a higher version than this build's: a newer release migrated it.
     public var databaseIsNewer: Bool { (databaseVersion?.version ?? 0) > version.version }
 
-    /// nil when a pricesvc with these files may serve against the database; otherwise why not, for
+    /// nil when a binary with these files may serve against the database; otherwise why not, for
     /// `/readyz` and `migrate --status`.
     ///
     /// A newer schema that accepts this build's version is served as it is: its repeatable files are the
@@ -91,9 +94,9 @@ public struct MigrationStatus: Sendable, Equatable {
 /// Two kinds of file, told apart by name:
 /// - **Versioned** `NNNN_name.sql` run once, in numeric order, and may never change afterwards.
 /// - **Repeatable** `name.sql` (lowercase letters, digits and `_`, starting with a letter) hold idempotent
-///   definitions (`create or replace`, revoke-then-grant). They run after the versioned files:
-///   ``firstFileName`` (`settings.sql`) first, since every other file may read a setting, then the rest in
-///   name order, and ``finalFileName`` (`policies.sql`) always last.
+///   definitions (`create or replace`, revoke-then-grant). They run after the versioned files: the
+///   layout's ``MigrationLayout/firstFileName`` first, since every other file may read what it defines,
+///   then the rest in name order, and its ``MigrationLayout/finalFileName`` always last.
 ///
 /// A versioned file whose recorded checksum differs from the file's is refused, unless ``superseded`` lists
 /// the recorded checksum as an old text of that file and the file's checksum as its new text: then the
@@ -102,15 +105,12 @@ public struct MigrationStatus: Sendable, Equatable {
 ///
 /// A repeatable file runs when its checksum differs from the applied one. Every repeatable file runs
 /// after any versioned step (a versioned file that drops or recreates an object loses the grants, policies
-/// and functions that hang on it; re-running the idempotent files restores them). `policies.sql` also
+/// and functions that hang on it; re-running the idempotent files restores them). The final file also
 /// runs whenever any other file ran: it grants access and hands every object the others created to the
 /// owner role, so nothing they create is left reachable or owned by the migrating superuser.
 public struct MigrationPlanner: Sendable {
-    /// The repeatable file that runs last: roles, grants, RLS and the ownership hand-off.
-    public static let finalFileName = "policies.sql"
-    /// The repeatable file that runs first: the settings every other file's functions may read.
-    public static let firstFileName = "settings.sql"
-
+    /// Which repeatable files run first and last.
+    public var layout: MigrationLayout
     public var files: [MigrationFile]
     /// The applied files, without the schema version's row.
     public var applied: [AppliedMigration]
@@ -123,8 +123,9 @@ public struct MigrationPlanner: Sendable {
 
     /// `files` in any order (directory order is fine); `applied` as read from the database, the schema
     /// version's row included.
-    public init(files: [MigrationFile], applied: [AppliedMigration], version: SchemaVersion = .undeclared,
-                superseded: [SupersededChecksum] = []) {
+    public init(files: [MigrationFile], applied: [AppliedMigration], layout: MigrationLayout,
+                version: SchemaVersion = .undeclared, superseded: [SupersededChecksum] = []) {
+        self.layout = layout
         self.files = files
         self.superseded = superseded
         self.applied = applied.filter { $0.name != SchemaVersion.recordName }
@@ -172,7 +173,7 @@ public struct MigrationPlanner: Sendable {
             let appliedChecksum = appliedByName[file.name]
             let anythingRan = !steps.isEmpty
             if appliedChecksum != file.checksum || afterVersionedStep
-                || (file.name == Self.finalFileName && anythingRan) {
+                || (file.name == layout.finalFileName && anythingRan) {
                 steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil))
             }
         }
@@ -185,7 +186,7 @@ public struct MigrationPlanner: Sendable {
         var pending: [String] = []
         var changed: [String] = []
         var superseded: [String] = []
-        for file in files.sorted(by: { Self.sortKey($0.name) < Self.sortKey($1.name) }) {
+        for file in files.sorted(by: { sortKey($0.name) < sortKey($1.name) }) {
             switch appliedByName[file.name] {
             case nil: pending.append(file.name)
             case file.checksum?: break
@@ -231,7 +232,7 @@ public struct MigrationPlanner: Sendable {
             }
         }
         return (versioned.sorted { $0.0 < $1.0 },
-                repeatable.sorted { Self.sortKey($0.name) < Self.sortKey($1.name) })
+                repeatable.sorted { sortKey($0.name) < sortKey($1.name) })
     }
 
     /// `0007_reports.sql` → 7; nil for anything else.
@@ -243,7 +244,7 @@ public struct MigrationPlanner: Sendable {
         return Int(digits)
     }
 
-    /// `medians.sql`, `policies.sql`: a lowercase ASCII letter, then lowercase letters, digits or `_`.
+    /// `medians.sql`, `views.sql`: a lowercase ASCII letter, then lowercase letters, digits or `_`.
     static func isRepeatableName(_ name: String) -> Bool {
         guard name.hasSuffix(".sql") else { return false }
         let stem = name.utf8.dropLast(4)
@@ -252,12 +253,12 @@ public struct MigrationPlanner: Sendable {
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
     }
 
-    /// Run order: versioned files by number, `settings.sql`, the other repeatable files by name,
-    /// `policies.sql`, then anything else.
-    private static func sortKey(_ name: String) -> (Int, Int, String) {
-        if let number = versionNumber(of: name) { return (0, number, name) }
-        if name == firstFileName { return (1, 0, name) }
-        if name == finalFileName { return (3, 0, name) }
-        return (isRepeatableName(name) ? 2 : 4, 0, name)
+    /// Run order: versioned files by number, the layout's first file, the other repeatable files by name,
+    /// its final file, then anything else.
+    private func sortKey(_ name: String) -> (Int, Int, String) {
+        if let number = Self.versionNumber(of: name) { return (0, number, name) }
+        if name == layout.firstFileName { return (1, 0, name) }
+        if name == layout.finalFileName { return (3, 0, name) }
+        return (Self.isRepeatableName(name) ? 2 : 4, 0, name)
     }
 }

@@ -1,4 +1,6 @@
-/// How `pricesvc migrate` takes its locks without making live traffic wait behind it.
+import PriceDB
+
+/// How `migrate` takes its locks without making live traffic wait behind it.
 ///
 /// Every statement of a migration waits at most `lockTimeout` for a lock (PostgreSQL's `lock_timeout`).
 /// A statement queued for a lock makes every later request for a conflicting lock queue behind it, so
@@ -69,7 +71,8 @@ public struct LockBlocker: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The probe, run on a second connection while the migrator's own statement (backend `$1`) waits.
-    /// Needs a superuser or pg_monitor: policies.sql takes `pg_blocking_pids` from PUBLIC.
+    /// Needs a superuser or pg_monitor: a layout's final file may take `pg_blocking_pids` from PUBLIC
+    /// (pricesvc's does).
     static let probeSQL = """
         select a.pid::text, coalesce(a.usename::text, ''), coalesce(a.application_name, ''), coalesce(a.state, ''),
                coalesce(to_char(a.xact_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),

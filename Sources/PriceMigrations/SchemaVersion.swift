@@ -1,8 +1,10 @@
-/// The schema version a migrations directory brings, and the oldest schema version whose pricesvc still
-/// serves correctly against it (docs/upgrading.md).
+import PriceDB
+
+/// The schema version a migrations directory brings, and the oldest schema version whose binary still
+/// serves correctly against it (pricesvc's docs/upgrading.md).
 ///
-/// The directory declares it in `VERSION`; `pricesvc migrate` records it in the database (a row of
-/// `pricesvc_meta.schema_migrations` named ``recordName``) before it applies anything. A pricesvc then
+/// The directory declares it in `VERSION`; `migrate` records it in the database (a row of the bookkeeping
+/// table `schema_migrations`, named ``recordName``) before it applies anything. A binary then
 /// knows, from the row alone, whether the schema is its own, one it may serve although newer (an expand
 /// step), or one it must not serve (a contract step raised `compatibleFrom` past it).
 public struct SchemaVersion: Sendable, Hashable, CustomStringConvertible {
@@ -27,12 +29,6 @@ public struct SchemaVersion: Sendable, Hashable, CustomStringConvertible {
     /// a migration; releases from before schema versions list it among "applied migrations without a
     /// file" and otherwise ignore it.
     public static let recordName = "schema-version"
-
-    /// The custom setting `pricesvc migrate` declares its own version in, on every transaction that
-    /// writes the bookkeeping. The table's check constraint (``MigrationRunner``) refuses a row written
-    /// by a migrator whose declared version is below the recorded one, which is what stops a release
-    /// from before schema versions (it declares nothing) from putting its older files back.
-    public static let migratorSetting = "pricesvc.migrator_schema_version"
 
     /// The text of the bookkeeping row (its `checksum` column).
     public var recordText: String { "version \(version) compatible-from \(compatibleFrom)" }
@@ -70,7 +66,7 @@ public struct SchemaVersion: Sendable, Hashable, CustomStringConvertible {
         return SchemaVersion(version: version, compatibleFrom: compatibleFrom)
     }
 
-    /// Whether a pricesvc of version `binary` may serve against a schema at this version. An older
+    /// Whether a binary of version `binary` may serve against a schema at this version. An older
     /// schema is a separate question (its files are simply not applied yet).
     public func accepts(binary: Int) -> Bool {
         binary >= compatibleFrom

@@ -1,0 +1,45 @@
+import Foundation
+@testable import PriceMigrations
+import PriceSQL
+import Testing
+@testable import pricesvc
+
+@Suite("pricesvc's migration layout: what its migrations/ and every deployed database are called")
+struct MigrationLayoutTests {
+    let layout = MigrationLayout.pricesvc
+
+    @Test("the bookkeeping, the migrator's setting and the lock key are the ones deployed databases know")
+    func bookkeepingNamesArePinned() {
+        #expect(layout.bookkeepingSchema == "pricesvc_meta")
+        #expect(layout.migratorSetting == "pricesvc.migrator_schema_version")
+        let bytesOfPricesvc = "pricesvc".utf8.reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        #expect(layout.advisoryLockKey == bytesOfPricesvc)
+    }
+
+    @Test("settings.sql runs first and policies.sql last, and migrations/ has both")
+    func firstAndFinalFilesAreInMigrations() throws {
+        #expect(layout.firstFileName == "settings.sql" && layout.finalFileName == "policies.sql")
+        let names = try MigrationRunner.files(in: MigrationsLocation.sourceTreePath).map(\.name)
+        #expect(names.contains(layout.firstFileName) && names.contains(layout.finalFileName))
+    }
+
+    @Test("0001_roles.sql's frozen copy of the bookkeeping table is the runner's, the one definition")
+    func theFirstFilesCopyOfTheBookkeepingTableIsTheRunners() throws {
+        // Applied files cannot change (their checksums are recorded), so the copy stays; it must not drift.
+        func table(_ sql: String) -> String? {
+            guard let start = sql.range(of: "create table if not exists \(layout.bookkeepingSchema).schema_migrations ("),
+                  let end = sql.range(of: ");", range: start.upperBound..<sql.endIndex) else { return nil }
+            return sql[start.lowerBound..<end.upperBound].split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        let first = try String(contentsOfFile: MigrationsLocation.sourceTreePath + "/0001_roles.sql", encoding: .utf8)
+        let runner = MigrationRunner(conninfo: "", directory: MigrationsLocation.sourceTreePath, layout: layout)
+        let copy = table(first)
+        #expect(copy != nil)
+        #expect(copy == table(runner.bookkeepingSQL))
+    }
+
+    @Test("/readyz reads the applied migrations from the layout's bookkeeping schema")
+    func readinessReadsTheLayoutsBookkeeping() {
+        #expect(Statements.appliedMigrations.sql.contains(" \(layout.bookkeepingSchema).applied_migrations()"))
+    }
+}
