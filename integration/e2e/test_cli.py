@@ -504,3 +504,21 @@ def test_statements_prints_each_statement_with_its_parameters(env):
     assert result.returncode == 0, result.stderr
     assert "-- pricesvc_submitter_identity (service): ($1 role text, $2 token text, $3 sub text)" in result.stdout
     assert "from auth.prune(make_interval(secs => $1::double precision));" in result.stdout
+
+
+@pytest.mark.parametrize("arguments", [[], ["list"], ["list", "--", "pgbackrest"], ["last", "--"], ["forget", "--", "x"]])
+def test_backup_info_misused_prints_its_usage_and_exits_2(arguments):
+    # An operator's tool: a missing `--`, command or pgbackrest command line is told how to call it, not
+    # shown a Python traceback.
+    result = subprocess.run(["python3", str(REPO / "scripts/ops/backup-info.py"), *arguments],
+                            capture_output=True, text=True, timeout=10)
+    assert result.returncode == 2, result
+    assert "backup-info.py list REPO -- PGBACKREST" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_backup_info_help_prints_the_usage():
+    result = subprocess.run(["python3", str(REPO / "scripts/ops/backup-info.py"), "--help"],
+                            capture_output=True, text=True, timeout=10)
+    assert result.returncode == 0, result
+    assert "backup-info.py plan [--to TIME EPOCH]" in result.stdout

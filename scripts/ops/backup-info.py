@@ -344,6 +344,14 @@ def plan(repo, time_text, time_epoch, timeline_choice):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return
+    # Misused (no `--`, no command, no pgbackrest command line): the usage, not a traceback.
+    if "--" not in args or args.index("--") == 0 or args.index("--") == len(args) - 1 \
+            or args[0] not in ("list", "last", "plan") or (args[0] == "list" and args.index("--") < 2):
+        print("\n\n".join(__doc__.split("\n\n")[:2]), file=sys.stderr)
+        sys.exit(2)
     split = args.index("--")
     own, pgbackrest = args[:split], args[split + 1:]
     command = own[0]
