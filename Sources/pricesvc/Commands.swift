@@ -5,6 +5,7 @@ import PriceAPI
 import PriceDB
 import PriceHTTP
 import PriceSQL
+import PriceTelemetry
 
 /// `pricesvc serve | migrate | keys | prune | forget-user | import-rates | import-places | openapi | statements | --help | --version`.
 enum Commands {

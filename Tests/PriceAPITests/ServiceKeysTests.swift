@@ -2,7 +2,7 @@ import AnonAuth
 import Foundation
 import PriceCrypto
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import Testing
 @testable import PriceAPI
 

@@ -4,7 +4,7 @@ import PriceDB
 import PriceJSON
 import Synchronization
 import Testing
-import PriceHTTP
+import PriceHTTPMessage
 @testable import PriceAPI
 
 /// Records what the service would send to PostgreSQL and answers with canned results, so the

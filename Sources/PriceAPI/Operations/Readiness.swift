@@ -1,5 +1,5 @@
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 
 /// `/readyz` is ready when the database's schema is one this build may serve: every migration it ships
 /// applied with the same checksum, or a newer schema version that records it still accepts this build's

@@ -1,10 +1,11 @@
 import AnonAuth
-import Foundation
 import Dispatch
+import Foundation
 import PriceCrypto
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceSQL
+import PriceTelemetry
 import Synchronization
 
 /// The keys a running instance signs and verifies with, and the publishable API keys it accepts, as
