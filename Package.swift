@@ -79,8 +79,9 @@ let package = Package(
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
         .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP", "PriceTelemetry"]),
         .testTarget(name: "PriceTelemetryTests", dependencies: ["PriceTelemetry"]),
-        // The executable's pure parts: settings, their sources, the listen address.
-        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc"]),
+        // The executable's pure parts: settings, their sources, the listen address, serve's plan (each
+        // part's settings), and its background tasks' start and stop.
+        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc", "PriceAPI", "PriceDB", "PriceHTTP", "PriceSQL"]),
         .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTPMessage", "PriceJSON"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"]),
         // Every committed corpus input and FailCase of Fuzz/, once per `make test`, without a sanitizer build.
