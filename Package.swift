@@ -51,22 +51,26 @@ let package = Package(
         .target(name: "AppAttest", dependencies: ["AttestationPKI", "PriceCrypto"]),
         // Android Key Attestation: the KeyDescription extension, Google's pinned roots, the status list, the policy.
         .target(name: "AndroidAttestation", dependencies: ["AttestationPKI", "PriceCrypto", "PriceJSON"]),
-        // HTTPRequest, HTTPHeaders and HTTPResponse, pure: what the dialect and the application build on
-        // without the server.
+        // HTTPRequest, HTTPHeaders, HTTPResponse and HTTPApplication (what the server asks of the application),
+        // pure: what the dialect and the application build on without the server.
         .target(name: "PriceHTTPMessage"),
-        // The HTTP server only: libmicrohttpd, limits, the server's metrics (re-exports PriceHTTPMessage).
-        .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceHTTPMessage", "PriceJSON"]),
+        // What the server and the application report to operators, pure: the Prometheus text writer,
+        // AtomicCounter, the server's request metrics (ServerMetrics), the log lines' timestamp.
+        .target(name: "PriceTelemetry"),
+        // The HTTP server only: libmicrohttpd, limits, the access log (re-exports PriceHTTPMessage).
+        .target(name: "PriceHTTP", dependencies: ["CMicroHTTPD", "PriceHTTPMessage", "PriceJSON", "PriceTelemetry"]),
         // PostgREST's dialect, pure (no I/O): read options, result sets and their rendering, Prefer, Range,
         // timestamps, the PostgREST and Supabase Auth error bodies, function calls' named arguments.
         .target(name: "PostgRESTDialect", dependencies: ["PriceHTTPMessage", "PriceJSON", "PriceRows"]),
-        // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers.
-        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
+        // The application: routing, the PostgREST and Supabase Auth wire formats, the handlers. No server:
+        // pricesvc joins it to PriceHTTP.
+        .target(name: "PriceAPI", dependencies: ["PostgRESTDialect", "PriceHTTPMessage", "PriceTelemetry", "PriceDB", "PriceMigrations", "PriceRows", "PriceSQL", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceCrypto", "PriceJSON"]),
         // CDS Curbs feeds read and checked for `import-rates` (pure: no I/O).
         .target(name: "PublishedRates", dependencies: ["PriceJSON"]),
         // What every fuzz target checks, one function per target (FuzzTarget): Fuzz/'s libFuzzer executables
         // are shims over it, and FuzzReplayTests replays every committed input through it.
         .target(name: "FuzzHarness", dependencies: ["PriceJSON", "PriceDB", "PriceMigrations", "PriceHTTP", "PriceAPI", "AnonAuth", "AttestationPKI", "AppAttest", "AndroidAttestation", "PublishedRates"]),
-        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceDB", "PriceMigrations", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
+        .executableTarget(name: "pricesvc", dependencies: ["PriceAPI", "AttestationPKI", "AppAttest", "AndroidAttestation", "PriceHTTP", "PriceTelemetry", "PriceDB", "PriceMigrations", "PriceSQL", "AnonAuth", "PriceJSON", "PublishedRates"],
                           plugins: ["BuildCommit"]),
         // `git describe` of the source, written before each build for `pricesvc --version` (BuildInfo.swift).
         .plugin(name: "BuildCommit", capability: .buildTool()),
@@ -80,14 +84,16 @@ let package = Package(
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "AttestationPKI", "PriceCrypto"]),
         .testTarget(name: "AndroidAttestationTests", dependencies: ["AndroidAttestation", "AttestationPKI", "PriceCrypto"]),
         .testTarget(name: "PublishedRatesTests", dependencies: ["PublishedRates", "PriceJSON"]),
-        .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP"]),
-        // The executable's pure parts: settings, their sources, the listen address, the migration layout.
-        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc", "PriceMigrations", "PriceSQL"]),
+        .testTarget(name: "PriceHTTPTests", dependencies: ["PriceHTTP", "PriceTelemetry"]),
+        .testTarget(name: "PriceTelemetryTests", dependencies: ["PriceTelemetry"]),
+        // The executable's pure parts: settings, their sources, the listen address, the migration layout,
+        // serve's plan (each part's settings), and its background tasks' start and stop.
+        .testTarget(name: "pricesvcTests", dependencies: ["pricesvc", "PriceAPI", "PriceDB", "PriceHTTP", "PriceMigrations", "PriceSQL"]),
         .testTarget(name: "PostgRESTDialectTests", dependencies: ["PostgRESTDialect", "PriceHTTPMessage", "PriceJSON"]),
         .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"]),
         // Every committed corpus input and FailCase of Fuzz/, once per `make test`, without a sanitizer build.
         .testTarget(name: "FuzzReplayTests", dependencies: ["FuzzHarness"]),
-        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTP", "AnonAuth", "PriceCrypto", "PriceDB", "PriceMigrations", "PriceSQL", "PriceJSON"]),
+        .testTarget(name: "PriceAPITests", dependencies: ["PriceAPI", "PostgRESTDialect", "PriceHTTPMessage", "AnonAuth", "PriceCrypto", "PriceDB", "PriceMigrations", "PriceSQL", "PriceJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

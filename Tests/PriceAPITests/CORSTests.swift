@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 import Testing
 @testable import PriceAPI
 

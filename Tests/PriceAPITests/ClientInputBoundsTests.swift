@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 import Testing
 @testable import PostgRESTDialect

@@ -1,6 +1,6 @@
 import AnonAuth
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import Testing
 @testable import PriceAPI
 

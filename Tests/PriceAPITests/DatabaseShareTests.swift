@@ -1,5 +1,5 @@
 import Foundation
-import PriceHTTP
+import PriceHTTPMessage
 import Testing
 @testable import PriceAPI
 

@@ -2,7 +2,8 @@ import AnonAuth
 import Foundation
 import PriceCrypto
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
+import Synchronization
 import Testing
 @testable import PriceAPI
 
@@ -168,6 +169,35 @@ struct ServiceKeysTests {
         keys.apply(ring: ring([(current, "current")], holder: current), publishableKeyHashes: [])
         #expect(service.readinessPlan().answer(.success([QueryResult()])).status == 200)
     }
+
+    @Test("the refresh loop reads when a request asks, and returns at once when stopped and woken, however long its interval")
+    func refreshLoopStops() {
+        let read = DispatchSemaphore(value: 0)
+        let database = RecordingDatabase { _ throws(DatabaseError) in
+            read.signal()
+            throw DatabaseError(code: .protocolViolation, message: "the test's database has no keys")
+        }
+        let keys = ServiceKeys(secret: current)
+        let refresher = KeyRefresher(keys: keys, database: database, interval: 3600)
+        let stopped = StopFlag()
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            refresher.run(isStopped: { stopped.isSet }, pause: { _ in }, report: { _ in })
+            returned.signal()
+        }.start()
+        keys.requestRefresh()
+        #expect(read.wait(timeout: .now() + 5) == .success, "a requested refresh reads the keys")
+        stopped.set()
+        refresher.wake()
+        #expect(returned.wait(timeout: .now() + 2) == .success, "the loop returned within 2 s of the stop, not after its hour")
+        #expect(database.batches.count == 1)
+    }
+}
+
+private final class StopFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
 
 extension Result {

@@ -5,7 +5,7 @@ import PriceJSON
 import PriceMigrations
 import Synchronization
 import Testing
-import PriceHTTP
+import PriceHTTPMessage
 @testable import PriceAPI
 
 /// Records what the service would send to PostgreSQL and answers with canned results, so the

@@ -4,7 +4,7 @@ import PriceDB
 import PriceJSON
 import Testing
 import PriceCrypto
-import PriceHTTP
+import PriceHTTPMessage
 @testable import PriceAPI
 
 @Suite("Sign-up challenges on the HTTP surface, without a database")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PriceHTTP
+import PriceTelemetry
 
 /// A server that cannot start (address taken, bad address) fails with its error and can be dropped:
 /// its worker threads are joined first, so none wakes up on a freed server.

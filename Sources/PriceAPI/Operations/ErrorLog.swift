@@ -1,8 +1,9 @@
 import Foundation
 import PostgRESTDialect
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
+import PriceTelemetry
 
 /// One JSON line on stderr for every answer of 5xx, with the database's error when there was one (a
 /// statement timeout once showed only as `"status":503` in the access log). It says
@@ -33,7 +34,7 @@ enum ErrorLog {
                      message: String?) -> String {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
-        writer.key("time"); writer.string(AccessLog.timestamp(time))
+        writer.key("time"); writer.string(LogTimestamp.text(time))
         writer.key("level"); writer.string("error")
         writer.key("request_id"); writer.string(requestID)
         writer.key("route"); writer.string(route)

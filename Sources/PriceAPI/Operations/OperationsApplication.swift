@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 
 /// The admin listener (`PRICESVC_ADMIN_LISTEN`, off unless set, like PostgREST's admin server):
 /// `/healthz`, `/readyz` checked against the database on every call, and `/metrics`, whose per-route

@@ -1,4 +1,5 @@
-import PriceHTTP
+import PriceDB
+import PriceHTTPMessage
 import PriceMigrations
 
 /// `/readyz` is ready when the database's schema is one this build may serve: every migration it ships

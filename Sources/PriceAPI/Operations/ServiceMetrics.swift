@@ -1,5 +1,6 @@
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
+import PriceTelemetry
 import Synchronization
 
 /// The application's Prometheus series, rendered after the server's on /metrics: requests refused by

@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 
 /// The parsers of what a client sends to /rest/v1, callable from outside the module on plain values:
 /// for fuzz targets (a separate package cannot see internal types). Each runs exactly the code a

@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 import PriceSQL
 
 /// `POST|GET|HEAD /rest/v1/rpc/price_quotes`: the read options and the arguments are parsed here, on

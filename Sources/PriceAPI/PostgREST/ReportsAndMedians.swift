@@ -1,5 +1,5 @@
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 import PriceRows
 import PriceSQL

@@ -1,4 +1,4 @@
-import PriceHTTP
+import PriceHTTPMessage
 
 /// Which web pages may call the API from a browser, answered the way Supabase's gateway and
 /// PostgREST answer: a preflight is 204 with the methods and headers the SDKs send, and every

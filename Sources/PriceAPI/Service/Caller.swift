@@ -1,7 +1,7 @@
 import AnonAuth
 import PriceCrypto
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceSQL
 
 /// Who a request runs as in PostgreSQL, from its `Authorization` header.

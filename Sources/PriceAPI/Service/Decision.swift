@@ -1,5 +1,5 @@
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 
 /// What the service core decided for one request.
 struct Decision: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 
 /// The service as the HTTP server sees it: the core's decision on the event loop, and a database
 /// plan turned into the work a worker thread runs.

@@ -1,7 +1,7 @@
 import AnonAuth
 import Foundation
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 import PriceMigrations
 import PriceSQL

@@ -1,10 +1,11 @@
 import AnonAuth
-import Foundation
 import Dispatch
+import Foundation
 import PriceCrypto
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceSQL
+import PriceTelemetry
 import Synchronization
 
 /// The keys a running instance signs and verifies with, and the publishable API keys it accepts, as
@@ -154,12 +155,12 @@ public final class ServiceKeys: Sendable {
 }
 
 /// Re-reads the key ring and the publishable keys every `interval` seconds, and soon after a request
-/// brought a key the instance did not know (at most once a second), on a thread of its own.
+/// brought a key the instance did not know (at most once a second). It starts no thread: `serve` runs
+/// ``run(isStopped:pause:report:)`` as one of its background tasks.
 public final class KeyRefresher: Sendable {
     let keys: ServiceKeys
     let database: any QueryRunner
     let interval: Double
-    private let stopped = Atomic<Bool>(false)
 
     public init(keys: ServiceKeys, database: any QueryRunner, interval: Double) {
         self.keys = keys
@@ -186,38 +187,37 @@ public final class KeyRefresher: Sendable {
         return keys.apply(ring: ring, publishableKeyHashes: hashes)
     }
 
-    /// Starts the thread; `report` hears each change of the instance's problem (nil: resolved).
-    public func start(report: @escaping @Sendable (String) -> Void) {
-        let thread = Thread { [self] in
-            var lastProblem: String? = nil
-            while !stopped.load(ordering: .relaxed) {
-                keys.waitForRefresh(seconds: interval)
-                if stopped.load(ordering: .relaxed) { break }
-                let started = DispatchTime.now()
-                do throws(DatabaseError) {
-                    let problem: String?
-                    switch try refresh() {
-                    case .success: problem = nil
-                    case .failure(let failure): problem = failure.description
-                    }
-                    if problem != lastProblem {
-                        report(problem ?? "signing keys: this JWT secret is one of the database's keys again")
-                        lastProblem = problem
-                    }
-                } catch {
-                    // Unreachable database: /readyz says so; the keys stay as they were.
+    /// The refresh loop, on the calling thread, until `isStopped()`; `report` hears each change of the
+    /// instance's problem (nil: resolved).
+    /// - Important: To stop it, make `isStopped()` true, then call ``wake()``: between reads it waits for
+    ///   a refresh request, not for `isStopped`. `pause` must return early on a stop too.
+    public func run(isStopped: () -> Bool, pause: (_ seconds: Double) -> Void, report: (String) -> Void) {
+        var lastProblem: String? = nil
+        while !isStopped() {
+            keys.waitForRefresh(seconds: interval)
+            if isStopped() { break }
+            let started = DispatchTime.now()
+            do throws(DatabaseError) {
+                let problem: String?
+                switch try refresh() {
+                case .success: problem = nil
+                case .failure(let failure): problem = failure.description
                 }
-                // At most one read a second, however many unknown tokens arrive.
-                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-                if elapsed < 1 { Thread.sleep(forTimeInterval: 1 - elapsed) }
+                if problem != lastProblem {
+                    report(problem ?? "signing keys: this JWT secret is one of the database's keys again")
+                    lastProblem = problem
+                }
+            } catch {
+                // Unreachable database: /readyz says so; the keys stay as they were.
             }
+            // At most one read a second, however many unknown tokens arrive.
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            if elapsed < 1 { pause(1 - elapsed) }
         }
-        thread.name = "pricesvc-keys"
-        thread.start()
     }
 
-    public func stop() {
-        stopped.store(true, ordering: .relaxed)
+    /// Ends the wait between two reads at once (a stop, see ``run(isStopped:pause:report:)``).
+    public func wake() {
         keys.requestRefresh()
     }
 }

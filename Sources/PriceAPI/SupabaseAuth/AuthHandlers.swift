@@ -1,7 +1,7 @@
 import AnonAuth
 import PriceCrypto
 import PriceDB
-import PriceHTTP
+import PriceHTTPMessage
 import PriceJSON
 import PriceSQL
 

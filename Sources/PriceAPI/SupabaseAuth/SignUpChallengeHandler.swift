@@ -1,5 +1,5 @@
 import AnonAuth
-import PriceHTTP
+import PriceHTTPMessage
 
 /// `GET /auth/v1/challenge`: a signed, expiring ALTCHA challenge. Stateless, so it is answered on the
 /// event loop; the solution comes back in the sign-up body's `gotrue_meta_security.captcha_token`.

@@ -1,5 +1,6 @@
 import Foundation
 import PriceJSON
+import PriceTelemetry
 
 /// One JSON line per request on standard output. Deliberately no headers, no query string and no
 /// body: tokens travel in headers and bodies, and a log must never hold them.
@@ -21,7 +22,7 @@ public struct AccessLog: Sendable {
         let millis = (entry.seconds * 1_000_000).rounded() / 1000
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
-        writer.key("time"); writer.string(timestamp(entry.time))
+        writer.key("time"); writer.string(LogTimestamp.text(entry.time))
         writer.key("request_id"); writer.string(entry.requestID)
         writer.key("method"); writer.string(String(entry.method.prefix(16)))
         writer.key("route"); writer.string(entry.route)
@@ -38,14 +39,5 @@ public struct AccessLog: Sendable {
         _ = text.withCString { pointer in
             Foundation.write(STDOUT_FILENO, pointer, strlen(pointer))
         }
-    }
-
-    public static func timestamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
     }
 }

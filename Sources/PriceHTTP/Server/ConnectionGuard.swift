@@ -1,4 +1,5 @@
 import Foundation
+import PriceTelemetry
 import Synchronization
 
 /// One open connection as the guard sees it: where it counts, its socket, and its current receive

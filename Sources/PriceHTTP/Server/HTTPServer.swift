@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
+import PriceTelemetry
 import Synchronization
 
 /// The libmicrohttpd shell: reads a request into an `HTTPRequest`, asks the `HTTPApplication` once

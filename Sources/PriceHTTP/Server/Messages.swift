@@ -1,3 +1,4 @@
-// The request and response types are PriceHTTPMessage's (pure, so the dialect and its tests need no
-// libmicrohttpd); the server's users see them through PriceHTTP as before.
+// The request and response types and the `HTTPApplication` contract are PriceHTTPMessage's (pure, so the
+// dialect and the application build and test without libmicrohttpd); the server's users see them
+// through PriceHTTP as before.
 @_exported import PriceHTTPMessage

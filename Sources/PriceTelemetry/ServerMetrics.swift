@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Prometheus counters of the HTTP server: requests by route label and status, and a latency
-/// histogram by route label, updated by every request without a lock.
+/// histogram by route label, updated by every request without a lock. The server records into it; the
+/// application makes it (it knows the route labels) and renders it on /metrics, so it lives apart from both.
 ///
 /// Why atomics: a single `Mutex` here was the hottest lock in the process. On Linux, Swift's
 /// `Mutex` is a priority-inheritance futex, and under `/healthz` load 20% of samples sat in it
@@ -51,18 +52,18 @@ public final class ServerMetrics: Sendable {
     }
 
     /// A connection refused at accept because its client network holds its share already.
-    func recordConnectionRefused() {
+    package func recordConnectionRefused() {
         connectionsRefused.add()
     }
 
     /// Where a server's worker threads tell how many jobs they hold (queued or running), and how long the
     /// oldest queued one has waited.
-    func addWorkerQueue(_ source: @escaping @Sendable () -> (pending: Int, oldestWait: Duration)) {
+    package func addWorkerQueue(_ source: @escaping @Sendable () -> (pending: Int, oldestWait: Duration)) {
         workerQueues.withLock { $0.append(source) }
     }
 
     /// Connections closed because their request head or body was not in by its deadline.
-    func recordDeadlineCutOff(_ count: Int) {
+    package func recordDeadlineCutOff(_ count: Int) {
         deadlineCutOffs.add(count)
     }
 
@@ -114,12 +115,4 @@ public final class ServerMetrics: Sendable {
                               Double(oldest.components.seconds) + Double(oldest.components.attoseconds) / 1e18)
         return out
     }
-}
-
-/// A relaxed atomic counter, the cell of every metrics table.
-public final class AtomicCounter: Sendable {
-    private let value = Atomic<Int>(0)
-    public init() {}
-    public func add(_ amount: Int = 1) { value.add(amount, ordering: .relaxed) }
-    public var current: Int { value.load(ordering: .relaxed) }
 }

@@ -1,5 +1,5 @@
 import Testing
-@testable import PriceHTTP
+import PriceTelemetry
 
 @Suite("The server's Prometheus metrics")
 struct MetricsTests {

@@ -8,7 +8,7 @@ public protocol HTTPApplication: Sendable {
     /// The answer for a body over the limit, decided from the headers alone (`request.body` is empty).
     func payloadTooLarge(_ request: HTTPRequest) -> (label: String, response: HTTPResponse)
 
-    /// The 400 for a request whose framing is refused (`RequestFraming.invalid`), decided from the
+    /// The 400 for a request whose framing is refused (PriceHTTP's `RequestFraming.invalid`), decided from the
     /// headers alone; the server adds `Connection: close` and closes the connection after it.
     func malformedRequest(_ request: HTTPRequest, reason: String) -> (label: String, response: HTTPResponse)
 }
