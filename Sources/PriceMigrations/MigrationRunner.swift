@@ -80,7 +80,7 @@ public struct MigrationRunner: Sendable {
         for step in plan.steps {
             let sql = sources.first { $0.file == step.file }!.sql
             try waits.retrying(step.file.name) { probe throws(DatabaseError) in
-                try apply(step.file, sql: sql, version: version, on: session, probe: probe)
+                try apply(step, sql: sql, version: version, on: session, probe: probe)
             }
         }
         try session.execute("select pg_advisory_unlock(\(layout.advisoryLockKey))")
@@ -177,10 +177,15 @@ public struct MigrationRunner: Sendable {
     /// How often a waiting file asks who blocks it: twice per lock timeout, so every wait is seen.
     private var probeInterval: Duration { max(.milliseconds(200), lockRetry.lockTimeout / 2) }
 
-    private func apply(_ file: MigrationFile, sql: String, version: SchemaVersion, on session: MigrationSession,
+    /// The step's file, its follow-up (``MigrationStep/followUp``) and its bookkeeping row, in one transaction.
+    private func apply(_ step: MigrationStep, sql: String, version: SchemaVersion, on session: MigrationSession,
                        probe: () -> Void) throws(DatabaseError) {
+        let file = step.file
         try transaction(as: version, on: session, failing: "migration \(file.name)") { () throws(DatabaseError) in
             try session.execute(sql, probeEvery: probeInterval, probe: probe)
+            if let followUp = step.followUp {
+                try session.execute(followUp, probeEvery: probeInterval, probe: probe)
+            }
             try recordApplied(file.name, checksum: file.checksum, on: session)
         }
         // Session settings a file changed with plain SET must not leak into the next file.
