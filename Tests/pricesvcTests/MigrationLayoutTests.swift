@@ -38,6 +38,15 @@ struct MigrationLayoutTests {
         #expect(copy == table(runner.bookkeepingSQL))
     }
 
+    @Test("a changed settings.sql reconciles the median rule in its own transaction, through the layout, not the file")
+    func theSettingsFollowUpIsTheGuardedReconcile() throws {
+        let followUp = try #require(layout.firstFileFollowUp)
+        #expect(followUp.contains("to_regprocedure('private.median_rule_reconcile()') is not null"))
+        #expect(followUp.contains("perform private.median_rule_reconcile();"))
+        let settings = try String(contentsOfFile: MigrationsLocation.sourceTreePath + "/settings.sql", encoding: .utf8)
+        #expect(!settings.contains("perform private.median_rule_reconcile()"), "settings.sql holds definitions only")
+    }
+
     @Test("/readyz reads the applied migrations from the layout's bookkeeping schema")
     func readinessReadsTheLayoutsBookkeeping() {
         #expect(Statements.appliedMigrations.sql.contains(" \(layout.bookkeepingSchema).applied_migrations()"))

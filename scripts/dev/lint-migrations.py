@@ -3,6 +3,8 @@
 
 - every versioned file (NNNN_name.sql) holds tables, types and data changes only: no function, no GRANT
   or REVOKE, no ownership change;
+- so does every after-step (NNNN_name.after.sql, run once after the repeatable files): its backfills,
+  checks and triggers use the repeatable files' functions, it defines none;
 - a repeatable file other than policies.sql grants nothing and changes no owner; the one revoke it may
   hold is `revoke all on function ... from public` for a function it creates (closed from its commit on;
   policies.sql re-declares it);
@@ -37,6 +39,7 @@ PROJECT_SCHEMAS = ("auth", "private", "pricesvc_meta", "cds", "public")
 RUNNER_FUNCTIONS = {"pricesvc_meta.applied_migrations"}
 
 VERSIONED = re.compile(r"^(\d+)_[a-z0-9_]+\.sql$")
+AFTER_STEP = re.compile(r"^(\d+)_[a-z0-9_]+\.after\.sql$")
 REPEATABLE = re.compile(r"^[a-z][a-z0-9_]*\.sql$")
 CREATE_FUNCTION = re.compile(
     r"\bcreate\s+(?:or\s+replace\s+)?(?:function|procedure)\s+((?:\"?[\w]+\"?\s*\.\s*)?\"?[\w]+\"?)\s*\(", re.I)
@@ -101,9 +104,10 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
     repeatable_functions: set[str] = set()
     for path in sorted(directory.glob("*.sql")):
         name, text = path.name, path.read_text(encoding="utf-8")
-        if VERSIONED.match(name):
-            # DO blocks are searched too, strings in them included: a versioned file has no function
-            # bodies to excuse, so any dollar-quoted text is searched as SQL.
+        if VERSIONED.match(name) or AFTER_STEP.match(name):
+            kind = "an after-step" if AFTER_STEP.match(name) else "a versioned file"
+            # DO blocks are searched too, strings in them included: neither kind has function bodies to
+            # excuse, so any dollar-quoted text is searched as SQL.
             flat = strip_sql(text, keep_dollar_bodies=True)
             for pattern, what in ((CREATE_FUNCTION, "defines a function"),
                                   (re.compile(r"\bgrant\b", re.I), "grants"),
@@ -111,7 +115,7 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
                                   (re.compile(r"\bowner\s+to\b", re.I), "changes an owner"),
                                   (re.compile(r"\bsecurity\s+definer\b", re.I), "defines a SECURITY DEFINER routine")):
                 if pattern.search(flat):
-                    findings.append(f"{name}: a versioned file {what}; functions go in a repeatable file named for "
+                    findings.append(f"{name}: {kind} {what}; functions go in a repeatable file named for "
                                     f"their concern, grants, revokes and owners in {FINAL} (docs/contracts.md)")
         elif REPEATABLE.match(name):
             created = functions_created(text)
@@ -132,7 +136,8 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
                         findings.append(f"{name}: `{statement[:80]}`: the only revoke outside {FINAL} is "
                                         f"`revoke all on function f(...) from public` for a function this file creates")
         else:
-            findings.append(f"{name}: neither NNNN_name.sql (versioned) nor name.sql (repeatable)")
+            findings.append(f"{name}: neither NNNN_name.sql (versioned), NNNN_name.after.sql (after-step) nor "
+                            f"name.sql (repeatable)")
     return findings, repeatable_functions
 
 
