@@ -239,10 +239,9 @@ public struct MigrationRunner: Sendable {
     }
 
     /// The one definition of the migration bookkeeping: the runner needs it before it can read what was
-    /// applied, so it lives here and not in a migration file. Created on first use, under the advisory
-    /// lock (concurrent `create ... if not exists` can collide). An application's first versioned file
-    /// may still carry the same `create table if not exists` from before (pricesvc's `0001_roles.sql`
-    /// does); applied files cannot change, and on every database it is a no-op because this runs first.
+    /// applied, so it lives here and not in a migration file (pricesvc's `0001_roles.sql` carried a copy
+    /// until its superseded text dropped it). Created on first use, under the advisory lock (concurrent
+    /// `create ... if not exists` can collide).
     ///
     /// `applied_migrations()` is the only door for the service: the layout's final file grants it to the
     /// service's role and hands both objects to the owner role.

@@ -143,9 +143,10 @@ def migrate_json(env, database: str, flag: str) -> dict:
 
 def test_a_database_of_the_superseded_texts_migrates_keeps_the_old_checksums_and_both_releases_are_ready(
         env, databases, fresh, tmp_path, start_server):
-    """Today's main (820e789) applied 0004-0014 with their functions and grants; migrate accepts those
-    checksums through superseded.txt, runs none of those files again and leaves them recorded, so this
-    release and the one before (which knows only the old texts) both read the database as ready."""
+    """Today's main (820e789) applied 0004-0014 with their functions and grants, and 0001 with its roles
+    and its copy of the bookkeeping table (the one text 0001 had until schema version 7); migrate accepts
+    those checksums through superseded.txt, runs none of those files again and leaves them recorded, so
+    this release and the one before (which knows only the old texts) both read the database as ready."""
     old = earlier_migrations(SUPERSEDED_FROM, tmp_path)
     upgraded = databases.create("superseded")
     migrate(env, upgraded, old)
