@@ -8,6 +8,9 @@
 - a repeatable file other than policies.sql grants nothing and changes no owner; the one revoke it may
   hold is `revoke all on function ... from public` for a function it creates (closed from its commit on;
   policies.sql re-declares it);
+- nor does it change data or tables: no INSERT, UPDATE, DELETE or TRUNCATE, no DO block, no CREATE
+  TRIGGER, no ALTER TABLE or ALTER DOMAIN (it re-runs whenever a function in it changes: what must run
+  once after its functions exist is an after-step);
 - policies.sql creates no function;
 - with a database (PGHOST/PGDATABASE or --database), every function in pricesvc's schemas is created by
   a repeatable file: a function only a versioned file defines cannot be fixed without copying it whole.
@@ -31,6 +34,19 @@ import sys
 from pathlib import Path
 
 FINAL = "policies.sql"
+# Statements a repeatable file other than FINAL may not hold: it defines functions, and re-runs whenever
+# one of them changes.
+NOT_DEFINITIONS = (
+    (re.compile(r"(?:with\b.*?\b)?(insert|update|delete|truncate)\b"), "changes data"),
+    (re.compile(r"do\b"), "runs a DO block"),
+    (re.compile(r"create\s+(?:or\s+replace\s+)?(?:constraint\s+)?trigger\b"), "creates a trigger"),
+    (re.compile(r"alter\s+(?:table|domain)\b"), "alters a table or domain"),
+)
+# Exceptions, each a file and how many statements of a kind it may still hold.
+ALLOWED = {
+    # Its first compile of sources imported before 0019: moved when the pricing engine split lands.
+    ("published_rates.sql", "runs a DO block"): 1,
+}
 # Schemas whose every function, but an extension's, must come from a repeatable file. public counts
 # whole: in the test database nothing but pricesvc puts functions there (policies.sql, which may run
 # beside other software, names pricesvc's own).
@@ -125,8 +141,17 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
                                     f"file of their concern")
                 continue
             repeatable_functions |= created
+            held: dict[str, int] = {}
             for statement in statements(strip_sql(text, keep_dollar_bodies=False)):
                 lowered = statement.lower()
+                for pattern, what in NOT_DEFINITIONS:
+                    if pattern.match(lowered):
+                        held[what] = held.get(what, 0) + 1
+                        if held[what] > ALLOWED.get((name, what), 0):
+                            findings.append(f"{name}: `{statement[:80]}`: a repeatable file {what}; it holds "
+                                            f"functions only (backfills, checks and triggers go in an after-step, "
+                                            f"NNNN_name.after.sql)")
+                        break
                 if re.match(r"grant\b", lowered) or re.search(r"\bowner\s+to\b", lowered) \
                         or re.match(r"alter\s+default\s+privileges\b", lowered):
                     findings.append(f"{name}: `{statement[:80]}`: grants and owners belong in {FINAL}")
