@@ -29,7 +29,8 @@ public struct MigrationReport: Sendable, Equatable {
 ///
 /// Runs on its own non-pipelined connection, holds a session advisory lock for the whole run (so
 /// concurrent migrators take turns and the second finds nothing to do), and applies each file plus its
-/// bookkeeping row in one transaction, each under a short `lock_timeout` and retried
+/// bookkeeping row (and, for the layout's first file, its ``MigrationLayout/firstFileFollowUp``) in one
+/// transaction, each under a short `lock_timeout` and retried
 /// (``LockRetryPolicy``). Before the first file it records the directory's ``SchemaVersion``. What the
 /// files and the bookkeeping are called is the caller's (``MigrationLayout``).
 public struct MigrationRunner: Sendable {
