@@ -487,30 +487,3 @@ begin
 end
 $$;
 revoke all on function private.median_rebuild_changed() from public;
-
--- Creating the triggers locks price_reports against inserts until this file commits, so the first build
--- below sees every report and misses none.
-create or replace trigger price_reports_median_store
-    after insert on public.price_reports
-    for each row execute function private.median_enqueue();
-create or replace trigger price_reports_median_store_update
-    after update on public.price_reports
-    referencing old table as old_reports new table as new_reports
-    for each statement execute function private.median_rebuild_changed();
-create or replace trigger price_reports_median_store_delete
-    after delete on public.price_reports
-    referencing old table as old_reports
-    for each statement execute function private.median_rebuild_changed();
-create or replace trigger price_reports_median_store_truncate
-    after truncate on public.price_reports
-    for each statement execute function private.median_rebuild_changed();
-
--- First build (and after anything emptied the store by hand): the store is empty while reports exist.
-do $$
-begin
-    if not exists (select from private.median_groups) and not exists (select from private.median_queue)
-       and exists (select from public.price_reports) then
-        perform private.median_rebuild(null);
-    end if;
-end
-$$;

@@ -464,21 +464,3 @@ begin
 end
 $$;
 revoke all on function private.median_rule_reconcile() from public;
-
--- The first migrate with this file (settings.sql's call needs the function to exist already), and any
--- migrate that changed the settings' definitions before this file: a no-op when nothing changed.
-do $$
-begin
-    perform private.median_rule_reconcile();
-end
-$$;
-
--- Groups without a summary (made before summaries existed, or by a load that skipped the triggers) get
--- one now, set-based; afterwards folds and rebuilds keep them (median_store.sql).
-do $$
-begin
-    perform private.median_summarize(pg_catalog.array_agg(g.location_id), pg_catalog.array_agg(g.rate_kind))
-    from private.median_groups g
-    where g.summarized_at is null;
-end
-$$;

@@ -1,5 +1,6 @@
 -- Who may do what: roles, database and schema privileges, table grants and RLS, every function's
--- EXECUTE, and the hand-off of every object to pricesvc_owner. Every grant, revoke and ownership change
+-- EXECUTE, and the hand-off of every object to pricesvc_owner. Every role pricesvc uses is created here
+-- and nowhere else (0001_roles.sql's old text created four of them; superseded.txt). Every grant, revoke and ownership change
 -- pricesvc makes is here (versioned files numbered up to 0014 made some too; this file re-declares each
 -- of them). The functions live in the other repeatable files (settings.sql, auth.sql, limits.sql,
 -- median_store.sql, medians.sql, published_rates.sql, reports.sql); tables and types in the versioned
@@ -24,12 +25,28 @@ end
 $$;
 
 ------------------------------------------------------------------------------------------------------
--- Roles (cluster-wide; altered only when they differ, so concurrent migrations of other databases on
--- the same cluster do not write the same catalog rows)
+-- Roles (cluster-wide: another database on the same cluster, or a concurrent migrator, may have created
+-- them already, so each is created only when missing and a lost race is ignored; altered only when they
+-- differ, so concurrent migrations of other databases on the same cluster do not write the same catalog
+-- rows). No file before this one needs a role to exist: they name roles only inside function bodies,
+-- resolved when called.
 ------------------------------------------------------------------------------------------------------
 
 do $$
+declare
+    role_name text;
 begin
+    -- The client roles the service switches to (anon, authenticated), the analysts' group (price_analyst)
+    -- and the service's only login (authenticator): made bare here, their attributes asserted below.
+    foreach role_name in array array['anon', 'authenticated', 'price_analyst', 'authenticator'] loop
+        if not exists (select from pg_catalog.pg_roles where rolname = role_name) then
+            begin
+                execute pg_catalog.format('create role %I nologin', role_name);
+            exception when duplicate_object or unique_violation then
+                null;
+            end;
+        end if;
+    end loop;
     -- Owns every table and function, so SECURITY DEFINER code runs with no more than the schema's own
     -- rights: BYPASSRLS (the trigger and medians read price_reports, whose RLS is forced), never superuser.
     if not exists (select from pg_catalog.pg_roles where rolname = 'pricesvc_owner') then

@@ -177,10 +177,6 @@ $$;
 -- Fired by the trigger only; nobody calls it directly.
 revoke all on function private.admit_price_report() from public;
 
-create or replace trigger price_reports_admit
-    before insert on public.price_reports
-    for each row execute function private.admit_price_report();
-
 -- AFTER UPDATE on auth.users, per statement: a report's reporter_matures_at follows its identity's
 -- created_at while the identity exists. Nothing in pricesvc updates users; an operator or a test that
 -- ages identities as the superuser (README, tests) re-dates their reports with them, and the median
@@ -204,8 +200,3 @@ begin
 end
 $$;
 revoke all on function private.reports_follow_identity_age() from public;
-
-create or replace trigger users_age_reports
-    after update on auth.users
-    referencing old table as old_users new table as new_users
-    for each statement execute function private.reports_follow_identity_age();

@@ -4,8 +4,10 @@
 -- next `pricesvc migrate` replaces it. Rows already stored are not re-checked, but for what the medians
 -- depend on: the threshold, the window, maturity, the threshold mode, the band width and the fold margin.
 -- A change of any of those re-derives the stored maturity and rebuilds the median store in this file's
--- transaction (private.median_rule_reconcile(), called at its end), with admissions held until it
--- commits (docs/median-store.md): on a large database that is a rebuild's time, minutes at 10 M reports.
+-- transaction (private.median_rule_reconcile(), which `pricesvc migrate` calls right after this file:
+-- MigrationLayout.pricesvc's firstFileFollowUp), with admissions held until it commits
+-- (docs/median-store.md): on a large database that is a rebuild's time, minutes at 10 M reports.
+-- Functions only: the checks that call rate_kinds() are 0027_rate_kind_checks.after.sql's.
 --
 -- The first versions were created by versioned files (0004, 0005, 0007, 0012); each is redefined here
 -- with the same signature. Who may call them is in policies.sql (nobody but the owner, except
@@ -97,31 +99,6 @@ create or replace function private.rate_kinds() returns text[]
     language sql immutable parallel safe
     return '{hourly,daily,flat,monthly}'::text[];
 revoke all on function private.rate_kinds() from public;
-
--- The checks that read it. Versioned files create tables and types before any function exists, so
--- 0003 gave price_reports a literal list and 0007 created the domain bare; here, once the function does,
--- both get the check that calls it (a no-op where they have it: every database since 0007's first text).
-do $$
-begin
-    if not exists (select from pg_catalog.pg_constraint c
-                   where c.contypid = 'private.rate_kind'::pg_catalog.regtype and c.conname = 'rate_kind_known') then
-        alter domain private.rate_kind
-            add constraint rate_kind_known check (value = any (private.rate_kinds()));
-    end if;
-    -- By the catalog's dependency, not the constraint's text (which prints names as search_path sees them):
-    -- a changed table constraint is checked against every row under an ACCESS EXCLUSIVE lock.
-    if not exists (select from pg_catalog.pg_constraint c
-                   join pg_catalog.pg_depend d on d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
-                                              and d.objid = c.oid
-                                              and d.refobjid = 'private.rate_kinds()'::pg_catalog.regprocedure
-                   where c.conrelid = 'public.price_reports'::pg_catalog.regclass
-                     and c.conname = 'price_reports_rate_kind_known') then
-        alter table public.price_reports
-            drop constraint if exists price_reports_rate_kind_known,
-            add constraint price_reports_rate_kind_known check (rate_kind = any (private.rate_kinds()));
-    end if;
-end
-$$;
 
 -- The hourly cap: at most reporter_cap() reports per reporter within cap_window().
 create or replace function private.reporter_cap() returns integer
@@ -228,22 +205,6 @@ create or replace function private.places_lock_namespace() returns integer
     language sql immutable parallel safe
     return 1886151027;
 revoke all on function private.places_lock_namespace() from public;
-
-------------------------------------------------------------------------------------------------------
--- What a changed setting invalidates
-------------------------------------------------------------------------------------------------------
-
--- When a setting the medians depend on changed above, the stored reports' maturity and the median store
--- follow it in this transaction, so no reader and no admission ever sees the new definitions with state
--- derived under the old ones (medians.sql; absent on the first migrate that has it, when medians.sql
--- calls it instead).
-do $$
-begin
-    if pg_catalog.to_regprocedure('private.median_rule_reconcile()') is not null then
-        perform private.median_rule_reconcile();
-    end if;
-end
-$$;
 
 -- Sources with more distinct policy sets than this are not compiled (published_rates.sql,
 -- cds_compile_source): their quotes take the general path.

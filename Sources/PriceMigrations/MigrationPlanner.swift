@@ -28,6 +28,15 @@ public struct MigrationStep: Sendable, Equatable {
     public var file: MigrationFile
     /// True for a repeatable file when an earlier version of it was applied before.
     public var isReapplication: Bool
+    /// SQL the runner executes in this step's transaction right after the file: the layout's
+    /// ``MigrationLayout/firstFileFollowUp`` for its first file, nil for every other step.
+    public var followUp: String?
+
+    public init(file: MigrationFile, isReapplication: Bool, followUp: String? = nil) {
+        self.file = file
+        self.isReapplication = isReapplication
+        self.followUp = followUp
+    }
 }
 
 /// What `MigrationPlanner.plan()` decided.
@@ -48,7 +57,7 @@ public struct MigrationPlan: Sendable, Equatable {
 public struct MigrationStatus: Sendable, Equatable {
     /// Files not applied yet, or repeatable files applied in another version, in the order they would run.
     public var pending: [String]
-    /// Versioned files whose applied checksum differs from the file.
+    /// Versioned files and after-steps whose applied checksum differs from the file.
     public var changed: [String]
     public var unknownApplied: [String]
     /// Versioned files applied in a text that `superseded.txt` says the shipped one replaces: served as
@@ -69,7 +78,7 @@ public struct MigrationStatus: Sendable, Equatable {
     /// `/readyz` and `migrate --status`.
     ///
     /// A newer schema that accepts this build's version is served as it is: its repeatable files are the
-    /// newer release's, and only this build's own versioned files must be there. An equal or older one
+    /// newer release's, and only this build's own versioned files and after-steps must be there. An equal or older one
     /// must match the files exactly, as before schema versions. A superseded checksum is no problem.
     public var problem: String? {
         if let databaseVersion, databaseIsNewer {
@@ -77,7 +86,7 @@ public struct MigrationStatus: Sendable, Equatable {
                 return "the database schema is version \(databaseVersion.version), which needs pricesvc of schema version "
                     + "\(databaseVersion.compatibleFrom) or later; this one is \(version.version)"
             }
-            if let name = pending.first(where: { MigrationPlanner.versionNumber(of: $0) != nil }) {
+            if let name = pending.first(where: MigrationPlanner.runsOnce) {
                 return "migration \(name) is not applied; run pricesvc migrate"
             }
             if let name = changed.first { return "migration \(name) differs from the applied one" }
@@ -91,17 +100,24 @@ public struct MigrationStatus: Sendable, Equatable {
 
 /// Decides which migration files to run, without touching a database.
 ///
-/// Two kinds of file, told apart by name:
-/// - **Versioned** `NNNN_name.sql` run once, in numeric order, and may never change afterwards.
+/// Three kinds of file, told apart by name, run in this order:
+/// - **Versioned** `NNNN_name.sql` run once, in numeric order, and may never change afterwards. They run
+///   before any function exists, so they hold tables, types and data changes that need none.
 /// - **Repeatable** `name.sql` (lowercase letters, digits and `_`, starting with a letter) hold idempotent
 ///   definitions (`create or replace`, revoke-then-grant). They run after the versioned files: the
 ///   layout's ``MigrationLayout/firstFileName`` first, since every other file may read what it defines,
-///   then the rest in name order, and its ``MigrationLayout/finalFileName`` always last.
+///   then the rest in name order; its ``MigrationLayout/finalFileName`` runs last of all, after the
+///   after-steps.
+/// - **After-steps** `NNNN_name.after.sql` run once, like versioned files, in number order, but after the
+///   repeatable files (all but the final one): the backfills, checks and triggers that need a function, so
+///   the repeatable files need not re-run them every time they change. Their numbers share one sequence
+///   with the versioned files' (a clash is refused).
 ///
-/// A versioned file whose recorded checksum differs from the file's is refused, unless ``superseded`` lists
-/// the recorded checksum as an old text of that file and the file's checksum as its new text: then the
-/// file counts as applied, is not run, and its old checksum stays recorded (instances of the release
-/// before compare that one with their files, and stay ready).
+/// A versioned file or after-step whose recorded checksum differs from the file's is refused, unless
+/// ``superseded`` lists the recorded checksum as an old text of that file and the file's checksum as its
+/// new text: then the file counts as applied, is not run, and its old checksum stays recorded (instances
+/// of the release before compare that one with their files, and stay ready). A new one numbered below an
+/// applied one of its kind is refused: it would run out of order on databases that already went on.
 ///
 /// A repeatable file runs when its checksum differs from the applied one. Every repeatable file runs
 /// after any versioned step (a versioned file that drops or recreates an object loses the grants, policies
@@ -136,6 +152,10 @@ public struct MigrationPlanner: Sendable {
 
     /// The steps to run, or `migrationChecksumMismatch` naming the changed file, or `migrationFailed`
     /// for a misnamed, duplicate-numbered or out-of-order file.
+    ///
+    /// - Important: An after-step runs once, not whenever the repeatable file it follows changes: a
+    ///   repeatable file must never drop what an after-step built on its functions (a trigger, a check),
+    ///   only `create or replace` it.
     public func plan() throws(DatabaseError) -> MigrationPlan {
         if let databaseVersion, databaseVersion.version > version.version {
             // Its files are older than the ones applied: running them would undo the newer release.
@@ -145,12 +165,34 @@ public struct MigrationPlanner: Sendable {
                 hint: "run migrate with pricesvc of schema version \(databaseVersion.version) or later "
                     + "(docs/upgrading.md, \"Rolling back a binary\")")
         }
-        let (versioned, repeatable) = try orderedFiles()
+        let (versioned, repeatable, afterSteps) = try orderedFiles()
         let appliedByName = self.appliedByName
-        let newestApplied = applied.compactMap { Self.versionNumber(of: $0.name) }.max()
 
+        var steps = try onceSteps(versioned, newestApplied: applied.compactMap { Self.versionNumber(of: $0.name) }.max())
+        let afterVersionedStep = !steps.isEmpty
+        for file in repeatable where file.name != layout.finalFileName {
+            let appliedChecksum = appliedByName[file.name]
+            if appliedChecksum != file.checksum || afterVersionedStep {
+                steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil,
+                                           followUp: file.name == layout.firstFileName ? layout.firstFileFollowUp : nil))
+            }
+        }
+        steps += try onceSteps(afterSteps, newestApplied: applied.compactMap { Self.afterStepNumber(of: $0.name) }.max())
+        if let final = repeatable.first(where: { $0.name == layout.finalFileName }) {
+            let appliedChecksum = appliedByName[final.name]
+            if appliedChecksum != final.checksum || !steps.isEmpty {
+                steps.append(MigrationStep(file: final, isReapplication: appliedChecksum != nil))
+            }
+        }
+        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version)
+    }
+
+    /// The versioned files or the after-steps (one kind, by number) not applied yet; refuses one numbered
+    /// below `newestApplied` of its kind, and a changed one that no superseded line accepts.
+    private func onceSteps(_ files: [(Int, MigrationFile)], newestApplied: Int?) throws(DatabaseError) -> [MigrationStep] {
+        let appliedByName = self.appliedByName
         var steps: [MigrationStep] = []
-        for (number, file) in versioned {
+        for (number, file) in files {
             guard let appliedChecksum = appliedByName[file.name] else {
                 if let newestApplied, number < newestApplied {
                     throw DatabaseError(code: .migrationFailed, message:
@@ -168,16 +210,7 @@ public struct MigrationPlanner: Sendable {
                                         + "(or, for a text that leaves the catalog as it is, list it in \(SupersededChecksum.fileName))")
             }
         }
-        let afterVersionedStep = !steps.isEmpty
-        for file in repeatable {
-            let appliedChecksum = appliedByName[file.name]
-            let anythingRan = !steps.isEmpty
-            if appliedChecksum != file.checksum || afterVersionedStep
-                || (file.name == layout.finalFileName && anythingRan) {
-                steps.append(MigrationStep(file: file, isReapplication: appliedChecksum != nil))
-            }
-        }
-        return MigrationPlan(steps: steps, unknownApplied: unknownApplied, databaseVersion: databaseVersion, version: version)
+        return steps
     }
 
     /// Compares without deciding: what `/readyz` reports. Lists files in the order ``plan()`` would run them.
@@ -190,7 +223,7 @@ public struct MigrationPlanner: Sendable {
             switch appliedByName[file.name] {
             case nil: pending.append(file.name)
             case file.checksum?: break
-            case _ where Self.versionNumber(of: file.name) == nil: pending.append(file.name)
+            case _ where !Self.runsOnce(file.name): pending.append(file.name)
             case let recorded? where isSuperseded(file, recorded: recorded): superseded.append(file.name)
             default: changed.append(file.name)
             }
@@ -213,33 +246,64 @@ public struct MigrationPlanner: Sendable {
         return applied.map(\.name).filter { !known.contains($0) }
     }
 
-    /// Versioned files by number, and repeatable files in run order.
-    private func orderedFiles() throws(DatabaseError) -> (versioned: [(Int, MigrationFile)], repeatable: [MigrationFile]) {
+    /// Versioned files by number, repeatable files in run order, after-steps by number.
+    private func orderedFiles() throws(DatabaseError)
+        -> (versioned: [(Int, MigrationFile)], repeatable: [MigrationFile], afterSteps: [(Int, MigrationFile)]) {
         var versioned: [(Int, MigrationFile)] = []
         var repeatable: [MigrationFile] = []
+        var afterSteps: [(Int, MigrationFile)] = []
+        var byNumber: [Int: MigrationFile] = [:]
         for file in files {
-            if let number = Self.versionNumber(of: file.name) {
-                if let clash = versioned.first(where: { $0.0 == number }) {
+            let number = Self.versionNumber(of: file.name) ?? Self.afterStepNumber(of: file.name)
+            if let number {
+                // One sequence for both kinds: a number names one file, whichever kind it is.
+                if let clash = byNumber[number] {
                     throw DatabaseError(code: .migrationFailed,
-                                        message: "migrations \(clash.1.name) and \(file.name) share the number \(number)")
+                                        message: "migrations \(clash.name) and \(file.name) share the number \(number)")
                 }
-                versioned.append((number, file))
+                byNumber[number] = file
+                if Self.versionNumber(of: file.name) != nil {
+                    versioned.append((number, file))
+                } else {
+                    afterSteps.append((number, file))
+                }
             } else if Self.isRepeatableName(file.name) {
                 repeatable.append(file)
             } else {
                 throw DatabaseError(code: .migrationFailed, message:
-                    "unexpected migration file \(file.name): expected NNNN_name.sql (versioned) or name.sql in lowercase letters, digits and _ (repeatable)")
+                    "unexpected migration file \(file.name): expected NNNN_name.sql (versioned), NNNN_name.after.sql "
+                    + "(after-step) or name.sql in lowercase letters, digits and _ (repeatable)")
             }
         }
         return (versioned.sorted { $0.0 < $1.0 },
-                repeatable.sorted { sortKey($0.name) < sortKey($1.name) })
+                repeatable.sorted { sortKey($0.name) < sortKey($1.name) },
+                afterSteps.sorted { $0.0 < $1.0 })
     }
 
-    /// `0007_reports.sql` → 7; nil for anything else.
+    /// Versioned files and after-steps: each runs once, and its text may never change afterwards.
+    static func runsOnce(_ name: String) -> Bool {
+        versionNumber(of: name) != nil || afterStepNumber(of: name) != nil
+    }
+
+    /// `0007_reports.sql` → 7; nil for anything else, an after-step included.
     static func versionNumber(of name: String) -> Int? {
-        guard name.hasSuffix(".sql"), let underscore = name.firstIndex(of: "_") else { return nil }
+        guard !name.hasSuffix(afterStepSuffix) else { return nil }
+        return number(of: name, suffix: ".sql")
+    }
+
+    /// `0027_rate_kind_checks.after.sql` → 27; nil for anything else.
+    static func afterStepNumber(of name: String) -> Int? {
+        number(of: name, suffix: afterStepSuffix)
+    }
+
+    static let afterStepSuffix = ".after.sql"
+
+    /// The number of `NNNN_label` + `suffix`, the label non-empty.
+    private static func number(of name: String, suffix: String) -> Int? {
+        guard name.hasSuffix(suffix), let underscore = name.firstIndex(of: "_") else { return nil }
         let digits = name[..<underscore]
-        let label = name[name.index(after: underscore)..<name.index(name.endIndex, offsetBy: -4)]
+        guard name.index(after: underscore) <= name.index(name.endIndex, offsetBy: -suffix.count) else { return nil }
+        let label = name[name.index(after: underscore)..<name.index(name.endIndex, offsetBy: -suffix.count)]
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), !label.isEmpty else { return nil }
         return Int(digits)
     }
@@ -254,11 +318,12 @@ public struct MigrationPlanner: Sendable {
     }
 
     /// Run order: versioned files by number, the layout's first file, the other repeatable files by name,
-    /// its final file, then anything else.
+    /// after-steps by number, its final file, then anything else.
     private func sortKey(_ name: String) -> (Int, Int, String) {
         if let number = Self.versionNumber(of: name) { return (0, number, name) }
         if name == layout.firstFileName { return (1, 0, name) }
-        if name == layout.finalFileName { return (3, 0, name) }
-        return (Self.isRepeatableName(name) ? 2 : 4, 0, name)
+        if let number = Self.afterStepNumber(of: name) { return (3, number, name) }
+        if name == layout.finalFileName { return (4, 0, name) }
+        return (Self.isRepeatableName(name) ? 2 : 5, 0, name)
     }
 }

@@ -29,7 +29,8 @@ public struct MigrationReport: Sendable, Equatable {
 ///
 /// Runs on its own non-pipelined connection, holds a session advisory lock for the whole run (so
 /// concurrent migrators take turns and the second finds nothing to do), and applies each file plus its
-/// bookkeeping row in one transaction, each under a short `lock_timeout` and retried
+/// bookkeeping row (and, for the layout's first file, its ``MigrationLayout/firstFileFollowUp``) in one
+/// transaction, each under a short `lock_timeout` and retried
 /// (``LockRetryPolicy``). Before the first file it records the directory's ``SchemaVersion``. What the
 /// files and the bookkeeping are called is the caller's (``MigrationLayout``).
 public struct MigrationRunner: Sendable {
@@ -80,7 +81,7 @@ public struct MigrationRunner: Sendable {
         for step in plan.steps {
             let sql = sources.first { $0.file == step.file }!.sql
             try waits.retrying(step.file.name) { probe throws(DatabaseError) in
-                try apply(step.file, sql: sql, version: version, on: session, probe: probe)
+                try apply(step, sql: sql, version: version, on: session, probe: probe)
             }
         }
         try session.execute("select pg_advisory_unlock(\(layout.advisoryLockKey))")
@@ -177,10 +178,15 @@ public struct MigrationRunner: Sendable {
     /// How often a waiting file asks who blocks it: twice per lock timeout, so every wait is seen.
     private var probeInterval: Duration { max(.milliseconds(200), lockRetry.lockTimeout / 2) }
 
-    private func apply(_ file: MigrationFile, sql: String, version: SchemaVersion, on session: MigrationSession,
+    /// The step's file, its follow-up (``MigrationStep/followUp``) and its bookkeeping row, in one transaction.
+    private func apply(_ step: MigrationStep, sql: String, version: SchemaVersion, on session: MigrationSession,
                        probe: () -> Void) throws(DatabaseError) {
+        let file = step.file
         try transaction(as: version, on: session, failing: "migration \(file.name)") { () throws(DatabaseError) in
             try session.execute(sql, probeEvery: probeInterval, probe: probe)
+            if let followUp = step.followUp {
+                try session.execute(followUp, probeEvery: probeInterval, probe: probe)
+            }
             try recordApplied(file.name, checksum: file.checksum, on: session)
         }
         // Session settings a file changed with plain SET must not leak into the next file.
@@ -234,10 +240,9 @@ public struct MigrationRunner: Sendable {
     }
 
     /// The one definition of the migration bookkeeping: the runner needs it before it can read what was
-    /// applied, so it lives here and not in a migration file. Created on first use, under the advisory
-    /// lock (concurrent `create ... if not exists` can collide). An application's first versioned file
-    /// may still carry the same `create table if not exists` from before (pricesvc's `0001_roles.sql`
-    /// does); applied files cannot change, and on every database it is a no-op because this runs first.
+    /// applied, so it lives here and not in a migration file (pricesvc's `0001_roles.sql` carried a copy
+    /// until its superseded text dropped it). Created on first use, under the advisory lock (concurrent
+    /// `create ... if not exists` can collide).
     ///
     /// `applied_migrations()` is the only door for the service: the layout's final file grants it to the
     /// service's role and hands both objects to the owner role.

@@ -1,6 +1,6 @@
 import PriceDB
 
-/// A versioned file's old text that a new text replaces without changing the catalog it leaves: a line of
+/// A versioned file's (or an after-step's) old text that a new text replaces without changing the catalog it leaves: a line of
 /// the migrations directory's `superseded.txt` (pricesvc's docs/upgrading.md, "Superseded checksums").
 ///
 /// A database that recorded `old` for `name` is accepted when the file's checksum is now `new`: the file
@@ -15,16 +15,17 @@ public struct SupersededChecksum: Sendable, Hashable {
     /// The file in the migrations directory that lists them. Not `.sql`: no planner takes it for a migration.
     public static let fileName = "superseded.txt"
 
-    /// Parses `superseded.txt`: `# comments`, blank lines, and `NNNN_name.sql <old sha256> <new sha256>`.
+    /// Parses `superseded.txt`: `# comments`, blank lines, and `NNNN_name.sql <old sha256> <new sha256>`
+    /// (or `NNNN_name.after.sql ...`: an after-step is as immutable as a versioned file).
     public static func parse(_ text: String) throws(DatabaseError) -> [SupersededChecksum] {
         var entries: [SupersededChecksum] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let words = rawLine.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             if words.isEmpty || words[0].hasPrefix("#") { continue }
-            guard words.count == 3, MigrationPlanner.versionNumber(of: String(words[0])) != nil,
+            guard words.count == 3, MigrationPlanner.runsOnce(String(words[0])),
                   isSHA256Hex(words[1]), isSHA256Hex(words[2]), words[1] != words[2] else {
                 throw DatabaseError(code: .migrationFailed, message:
-                    "\(fileName) line \(index + 1): expected `NNNN_name.sql <old sha256> <new sha256>` "
+                    "\(fileName) line \(index + 1): expected `NNNN_name.sql <old sha256> <new sha256>` (or NNNN_name.after.sql) "
                     + "(64 lowercase hex digits each, old and new different), got '\(rawLine)'")
             }
             let entry = SupersededChecksum(name: String(words[0]), old: String(words[1]), new: String(words[2]))

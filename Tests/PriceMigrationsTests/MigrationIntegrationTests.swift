@@ -129,6 +129,80 @@ import PriceDBTestKit
         #expect(try runner.run().isUpToDate)
     }
 
+    @Test func anAfterStepRunsOnceAfterTheRepeatableFilesAndReadsWhatTheyDefine() throws {
+        let database = try ScratchDatabase()
+        var files = baseFiles
+        // A trigger on a function a repeatable file defines: no versioned file could create it.
+        files["stamps.sql"] = """
+            create or replace function stamp() returns trigger language plpgsql as $$
+            begin new.label := coalesce(new.label, 'stamped'); return new; end $$;
+            """
+        files["0003_stamp_trigger.after.sql"] = """
+            create or replace trigger items_stamp before insert on items for each row execute function stamp();
+            update items set label = 'backfilled' where label is null;
+            """
+        let directory = try MigrationDirectory(files)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: layout)
+
+        #expect(try runner.run().applied == ["0001_items.sql", "0002_labels.sql", "stamps.sql",
+                                            "0003_stamp_trigger.after.sql", "policies.sql"])
+        try database.admin("insert into items (id) values (3)")
+        #expect(try database.admin("select label from items order by id").rows == [["backfilled"], ["backfilled"], ["stamped"]])
+
+        // The repeatable file changes: it runs again, the after-step does not (the backfill is not repeated).
+        try directory.write("stamps.sql", """
+            create or replace function stamp() returns trigger language plpgsql as $$
+            begin new.label := coalesce(new.label, 'restamped'); return new; end $$;
+            """)
+        #expect(try runner.run().applied == ["stamps.sql", "policies.sql"])
+        try database.admin("insert into items (id) values (4)")
+        #expect(try database.admin("select label from items where id = 4").singleValue == "restamped")
+        #expect(try database.admin("select count(*) from items where label = 'backfilled'").singleValue == "2")
+        #expect(try runner.status().isCurrent)
+
+        // Its text is as fixed as a versioned file's.
+        try directory.write("0003_stamp_trigger.after.sql", "select 1;\n")
+        #expect { try runner.run() } throws: { error in
+            (error as? DatabaseError)?.code == .migrationChecksumMismatch
+        }
+    }
+
+    @Test func theFirstFilesFollowUpRunsInItsTransactionAndOnlyWhenItRuns() throws {
+        let database = try ScratchDatabase()
+        var withFollowUp = layout
+        // Which transaction ran it, beside the one that ran settings.sql.
+        withFollowUp.firstFileFollowUp = "insert into runs values ('follow-up', txid_current());"
+        var files = baseFiles
+        files["0003_runs.sql"] = "create table runs (what text, xid bigint);\n"
+        files["settings.sql"] = "insert into runs values ('settings', txid_current());\n"
+        files["views.sql"] = "create or replace view item_ids as select id from items;\n"
+        let directory = try MigrationDirectory(files)
+        let runner = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: withFollowUp)
+
+        #expect(try runner.run().applied == ["0001_items.sql", "0002_labels.sql", "0003_runs.sql", "settings.sql",
+                                            "views.sql", "policies.sql"])
+        #expect(try database.admin("select count(distinct xid), count(*) from runs").rows == [["1", "2"]])
+        // Another file's change: no follow-up.
+        try directory.write("views.sql", "create or replace view item_ids as select id from items where id > 0;\n")
+        #expect(try runner.run().applied == ["views.sql", "policies.sql"])
+        #expect(try database.admin("select count(*) from runs where what = 'follow-up'").singleValue == "1")
+        // The first file's change: the follow-up again, in its transaction.
+        try directory.write("settings.sql", "insert into runs values ('settings again', txid_current());\n")
+        #expect(try runner.run().applied == ["settings.sql", "policies.sql"])
+        #expect(try database.admin("""
+            select count(*) from runs f join runs s on s.xid = f.xid
+            where f.what = 'follow-up' and s.what like 'settings%'
+            """).singleValue == "2")
+
+        // A failing follow-up rolls the first file back with it: neither is applied nor recorded.
+        withFollowUp.firstFileFollowUp = "select 1 / 0;"
+        try directory.write("settings.sql", "insert into runs values ('rolled back', txid_current());\n")
+        let failing = MigrationRunner(conninfo: database.conninfo, directory: directory.path, layout: withFollowUp)
+        #expect(throws: DatabaseError.self) { try failing.run() }
+        #expect(try database.admin("select count(*) from runs where what = 'rolled back'").singleValue == "0")
+        #expect(try failing.status().pending == ["settings.sql"])
+    }
+
     @Test func aFailingFileRollsBackAloneAndIsNotRecorded() throws {
         let database = try ScratchDatabase()
         var files = baseFiles

@@ -258,6 +258,157 @@ import PriceDB
                             SupersededChecksum(name: "0010_x.sql", old: new, new: old)])
     }
 
+    // MARK: After-steps (NNNN_name.after.sql)
+
+    let settings = MigrationFile(name: "settings.sql", checksum: "rrs")
+    let triggers = MigrationFile(name: "0011_triggers.after.sql", checksum: "ttt")
+    let backfill = MigrationFile(name: "0012_backfill.after.sql", checksum: "uuu")
+
+    @Test func aFreshDatabaseRunsVersionedFilesThenSettingsThenRepeatablesThenAfterStepsByNumberThenPolicies() throws {
+        let plan = try MigrationPlanner(files: [backfill, policies, reportsRules, triggers, settings, tenth, auth, schema],
+                                        applied: [], layout: layout).plan()
+        #expect(names(plan) == ["0001_schema.sql", "0010_auth.sql", "settings.sql", "auth.sql", "reports.sql",
+                                "0011_triggers.after.sql", "0012_backfill.after.sql", "policies.sql"])
+        let status = MigrationPlanner(files: [backfill, policies, reportsRules, triggers, settings, tenth, auth, schema],
+                                      applied: [], layout: layout).status()
+        #expect(status.pending == names(plan), "status lists the files in the order plan runs them")
+    }
+
+    @Test func anAfterStepRunsOnceAndNotAgainWhenTheRepeatableFileBeforeItChanges() throws {
+        let all = [schema, reportsRules, triggers, policies]
+        let planner = MigrationPlanner(files: all, applied: applied(schema, reportsRules, triggers, policies), layout: layout)
+        #expect(try planner.plan().isUpToDate)
+        var edited = reportsRules
+        edited.checksum = "new"
+        let plan = try MigrationPlanner(files: [schema, edited, triggers, policies],
+                                        applied: applied(schema, reportsRules, triggers, policies), layout: layout).plan()
+        #expect(names(plan) == ["reports.sql", "policies.sql"])
+        // A new versioned file re-runs every repeatable file, never an applied after-step.
+        let afterVersioned = try MigrationPlanner(files: all + [tenth], applied: applied(schema, reportsRules, triggers, policies),
+                                                  layout: layout).plan()
+        #expect(names(afterVersioned) == ["0010_auth.sql", "reports.sql", "policies.sql"])
+    }
+
+    @Test func aNewAfterStepAloneRunsFollowedByPolicies() throws {
+        let plan = try MigrationPlanner(files: [schema, reportsRules, triggers, policies],
+                                        applied: applied(schema, reportsRules, policies), layout: layout).plan()
+        #expect(names(plan) == ["0011_triggers.after.sql", "policies.sql"])
+        #expect(plan.steps.first?.isReapplication == false)
+    }
+
+    @Test func aChangedAfterStepIsRefusedLikeAVersionedFile() {
+        var edited = triggers
+        edited.checksum = "changed"
+        let planner = MigrationPlanner(files: [schema, reportsRules, edited, policies],
+                                       applied: applied(schema, reportsRules, triggers, policies), layout: layout)
+        #expect { try planner.plan() } throws: { error in
+            let error = error as? DatabaseError
+            return error?.code == .migrationChecksumMismatch && error?.message.contains("0011_triggers.after.sql") == true
+        }
+        #expect(planner.status().changed == ["0011_triggers.after.sql"] && planner.status().pending.isEmpty)
+        #expect(planner.status().problem?.contains("0011_triggers.after.sql differs") == true)
+    }
+
+    @Test func aSupersededAfterStepIsAcceptedWithoutRunning() throws {
+        let rewritten = MigrationFile(name: "0011_triggers.after.sql", checksum: "ttt2")
+        let planner = MigrationPlanner(files: [schema, reportsRules, rewritten, policies],
+                                       applied: applied(schema, reportsRules, triggers, policies), layout: layout,
+                                       superseded: [SupersededChecksum(name: "0011_triggers.after.sql", old: "ttt", new: "ttt2")])
+        #expect(try planner.plan().isUpToDate)
+        #expect(planner.status().superseded == ["0011_triggers.after.sql"] && planner.status().problem == nil)
+    }
+
+    @Test(arguments: ["0010_triggers.after.sql", "0001_triggers.after.sql"])
+    func anAfterStepSharingAVersionedFilesNumberIsRefused(name: String) {
+        let clash = MigrationFile(name: name, checksum: "x")
+        #expect { try MigrationPlanner(files: [schema, tenth, clash], applied: [], layout: layout).plan() } throws: { error in
+            let message = (error as? DatabaseError)?.message ?? ""
+            return (error as? DatabaseError)?.code == .migrationFailed && message.contains(name) && message.contains("share the number")
+        }
+    }
+
+    @Test func twoAfterStepsWithTheSameNumberAreRefused() {
+        let clash = MigrationFile(name: "0011_other.after.sql", checksum: "x")
+        #expect(throws: DatabaseError.self) { try MigrationPlanner(files: [triggers, clash], applied: [], layout: layout).plan() }
+    }
+
+    @Test func aNewAfterStepNumberedBelowAnAppliedAfterStepIsRefused() {
+        #expect { try MigrationPlanner(files: [schema, triggers, backfill], applied: applied(schema, backfill), layout: layout).plan() }
+            throws: { error in
+                (error as? DatabaseError)?.message.contains("0011_triggers.after.sql is numbered below") == true
+            }
+    }
+
+    @Test func afterStepsAndVersionedFilesAreOrderedWithinTheirOwnKind() throws {
+        // A versioned file numbered after an applied after-step, and the reverse, are both fine: each kind
+        // keeps its own order, the numbers only have to be unique.
+        let later = MigrationFile(name: "0013_later.sql", checksum: "lll")
+        let plan = try MigrationPlanner(files: [schema, later, triggers, policies], applied: applied(schema, triggers, policies),
+                                        layout: layout).plan()
+        #expect(names(plan) == ["0013_later.sql", "policies.sql"])
+        let early = try MigrationPlanner(files: [schema, tenth, backfill, policies], applied: applied(schema, tenth, policies),
+                                         layout: layout).plan()
+        #expect(names(early) == ["0012_backfill.after.sql", "policies.sql"])
+    }
+
+    @Test(arguments: ["0011_triggers.after.sql", "0027_rate_kind_checks.after.sql"])
+    func anAfterStepIsNotAVersionedFile(name: String) {
+        #expect(MigrationPlanner.versionNumber(of: name) == nil)
+        #expect(MigrationPlanner.afterStepNumber(of: name) != nil)
+        #expect(!MigrationPlanner.isRepeatableName(name))
+    }
+
+    @Test(arguments: ["0001_.after.sql", "x_y.after.sql", "0001.after.sql"])
+    func aMisnamedAfterStepIsRefused(name: String) {
+        #expect(MigrationPlanner.afterStepNumber(of: name) == nil)
+        #expect(throws: DatabaseError.self) {
+            try MigrationPlanner(files: [MigrationFile(name: name, checksum: "x")], applied: [], layout: layout).plan()
+        }
+    }
+
+    @Test func aPendingAfterStepKeepsANewerSchemaFromBeingServed() {
+        let newer = AppliedMigration(name: SchemaVersion.recordName,
+                                     checksum: SchemaVersion(version: 3, compatibleFrom: 1).recordText)
+        var newerMedians = medians
+        newerMedians.checksum = "newer"
+        let status = MigrationPlanner(files: [schema, medians, triggers, policies],
+                                      applied: applied(schema, newerMedians, policies) + [newer], layout: layout,
+                                      version: SchemaVersion(version: 2, compatibleFrom: 1)).status()
+        #expect(status.databaseIsNewer)
+        #expect(status.pending == ["medians.sql", "0011_triggers.after.sql"])
+        #expect(status.problem == "migration 0011_triggers.after.sql is not applied; run pricesvc migrate",
+                "the newer release's repeatable files are its business, this build's after-steps are not")
+        let served = MigrationPlanner(files: [schema, medians, triggers, policies],
+                                      applied: applied(schema, newerMedians, triggers, policies) + [newer], layout: layout,
+                                      version: SchemaVersion(version: 2, compatibleFrom: 1)).status()
+        #expect(served.problem == nil)
+    }
+
+    @Test func supersededTextAcceptsAfterSteps() throws {
+        let old = String(repeating: "a", count: 64), new = String(repeating: "b", count: 64)
+        #expect(try SupersededChecksum.parse("0027_checks.after.sql \(old) \(new)\n")
+                == [SupersededChecksum(name: "0027_checks.after.sql", old: old, new: new)])
+    }
+
+    // MARK: The first file's follow-up
+
+    @Test func theFirstFilesFollowUpGoesWithTheFirstFileAndNothingElse() throws {
+        var withFollowUp = layout
+        withFollowUp.firstFileFollowUp = "select 'follow-up'"
+        let fresh = try MigrationPlanner(files: [schema, settings, auth, triggers, policies], applied: [], layout: withFollowUp).plan()
+        #expect(fresh.steps.map(\.followUp) == [nil, "select 'follow-up'", nil, nil, nil])
+        // Only when the first file runs: another file's change carries none.
+        var newAuth = auth
+        newAuth.checksum = "new"
+        let other = try MigrationPlanner(files: [schema, settings, newAuth, triggers, policies],
+                                         applied: applied(schema, settings, auth, triggers, policies), layout: withFollowUp).plan()
+        #expect(names(other) == ["auth.sql", "policies.sql"])
+        #expect(other.steps.allSatisfy { $0.followUp == nil })
+        // A layout without one runs the first file alone.
+        let plain = try MigrationPlanner(files: [schema, settings, policies], applied: [], layout: layout).plan()
+        #expect(plain.steps.allSatisfy { $0.followUp == nil })
+    }
+
     @Test(arguments: [
         "0004_settings.sql aaa bbb",                                   // not SHA-256 hex
         "settings.sql \(String(repeating: "a", count: 64)) \(String(repeating: "b", count: 64))",   // not versioned

@@ -23,19 +23,24 @@ struct MigrationLayoutTests {
         #expect(names.contains(layout.firstFileName) && names.contains(layout.finalFileName))
     }
 
-    @Test("0001_roles.sql's frozen copy of the bookkeeping table is the runner's, the one definition")
-    func theFirstFilesCopyOfTheBookkeepingTableIsTheRunners() throws {
-        // Applied files cannot change (their checksums are recorded), so the copy stays; it must not drift.
-        func table(_ sql: String) -> String? {
-            guard let start = sql.range(of: "create table if not exists \(layout.bookkeepingSchema).schema_migrations ("),
-                  let end = sql.range(of: ");", range: start.upperBound..<sql.endIndex) else { return nil }
-            return sql[start.lowerBound..<end.upperBound].split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    @Test("the bookkeeping table has one definition, the runner's: no migration file creates it")
+    func noMigrationFileDefinesTheBookkeepingTable() throws {
+        let directory = MigrationsLocation.sourceTreePath
+        let runner = MigrationRunner(conninfo: "", directory: directory, layout: layout)
+        #expect(runner.bookkeepingSQL.contains("create table if not exists \(layout.bookkeepingSchema).schema_migrations ("))
+        for file in try MigrationRunner.files(in: directory) {
+            let sql = try String(contentsOfFile: directory + "/" + file.name, encoding: .utf8)
+            #expect(!sql.contains("\(layout.bookkeepingSchema).schema_migrations ("), "\(file.name) defines the bookkeeping table")
         }
-        let first = try String(contentsOfFile: MigrationsLocation.sourceTreePath + "/0001_roles.sql", encoding: .utf8)
-        let runner = MigrationRunner(conninfo: "", directory: MigrationsLocation.sourceTreePath, layout: layout)
-        let copy = table(first)
-        #expect(copy != nil)
-        #expect(copy == table(runner.bookkeepingSQL))
+    }
+
+    @Test("a changed settings.sql reconciles the median rule in its own transaction, through the layout, not the file")
+    func theSettingsFollowUpIsTheGuardedReconcile() throws {
+        let followUp = try #require(layout.firstFileFollowUp)
+        #expect(followUp.contains("to_regprocedure('private.median_rule_reconcile()') is not null"))
+        #expect(followUp.contains("perform private.median_rule_reconcile();"))
+        let settings = try String(contentsOfFile: MigrationsLocation.sourceTreePath + "/settings.sql", encoding: .utf8)
+        #expect(!settings.contains("perform private.median_rule_reconcile()"), "settings.sql holds definitions only")
     }
 
     @Test("/readyz reads the applied migrations from the layout's bookkeeping schema")

@@ -47,6 +47,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import uuid
 from dataclasses import dataclass
@@ -59,6 +60,18 @@ SECRET = b"median-rule-differential-secret-0123456789"
 HOUR = 3_600_000_000  # microseconds
 DAY = 24 * HOUR
 DEADLINE = 60.0
+
+
+def first_file_follow_up() -> str:
+    """MigrationLayout.pricesvc's firstFileFollowUp (Sources/pricesvc/PricesvcMigrationLayout.swift), read
+    from its one definition: what `pricesvc migrate` runs in settings.sql's transaction right after it."""
+    source = (REPO / "Sources/pricesvc/PricesvcMigrationLayout.swift").read_text()
+    found = re.search(r'firstFileFollowUp: """\n(.*?)\n\s*"""', source, re.S)
+    assert found, "PricesvcMigrationLayout.swift: no firstFileFollowUp multi-line string"
+    return textwrap.dedent(found.group(1)) + "\n"
+
+
+FIRST_FILE_FOLLOW_UP = first_file_follow_up()
 
 
 class Failure(Exception):
@@ -481,7 +494,7 @@ class History:
         inserts: the insert waits for the commit and is admitted under the new settings."""
         change = self.change_setting()
         a, b = self.owner, self.other
-        a.run("begin;\n" + (self.migrations / "settings.sql").read_text(), expect_error=True)
+        a.run("begin;\n" + self.settings_sql(), expect_error=True)
         reporter, rows = self.with_identity(), self.new_rows()
         b.send(self.service_insert_sql(reporter, rows) + "commit;")
         self.wait_blocked_or_done(lambda: b.ready(), f"pid = {b.pid}", "insert during settings.sql")
@@ -649,7 +662,7 @@ class History:
             self.check_mode("an insert open while migrate switched to 'attested'")
             self.settings["threshold_counts"] = "'mature'"
             change = self.change_setting_to()
-            self.owner.run("begin;\n" + (self.migrations / "settings.sql").read_text())
+            self.owner.run("begin;\n" + self.settings_sql())
             b.send(self.service_insert_sql(reporter, [{"location_id": "plain:b", "rate_kind": "hourly", "price_cents": 100,
                                                        "currency": "USD", "client_report_id": str(uuid.uuid4())}]) + "commit;")
             self.wait_blocked_or_done(lambda: b.ready(), f"pid = {b.pid}", "insert during settings.sql")
@@ -658,6 +671,11 @@ class History:
             self.migrate(zone="UTC")
             self.note(f"settings.sql {change} in a transaction while {reporter['id'][:8]} inserts, then commit")
             self.check_mode("an insert made while settings.sql switched back to 'mature'")
+
+    def settings_sql(self) -> str:
+        """settings.sql as `pricesvc migrate` runs it: the file, then the layout's follow-up (the median
+        rule's reconcile) in the same transaction."""
+        return (self.migrations / "settings.sql").read_text() + "\n" + FIRST_FILE_FOLLOW_UP
 
     def change_setting_to(self) -> str:
         """Writes self.settings into the copy of settings.sql."""

@@ -143,9 +143,10 @@ def migrate_json(env, database: str, flag: str) -> dict:
 
 def test_a_database_of_the_superseded_texts_migrates_keeps_the_old_checksums_and_both_releases_are_ready(
         env, databases, fresh, tmp_path, start_server):
-    """Today's main (820e789) applied 0004-0014 with their functions and grants; migrate accepts those
-    checksums through superseded.txt, runs none of those files again and leaves them recorded, so this
-    release and the one before (which knows only the old texts) both read the database as ready."""
+    """Today's main (820e789) applied 0004-0014 with their functions and grants, and 0001 with its roles
+    and its copy of the bookkeeping table (the one text 0001 had until schema version 7); migrate accepts
+    those checksums through superseded.txt, runs none of those files again and leaves them recorded, so
+    this release and the one before (which knows only the old texts) both read the database as ready."""
     old = earlier_migrations(SUPERSEDED_FROM, tmp_path)
     upgraded = databases.create("superseded")
     migrate(env, upgraded, old)
@@ -265,3 +266,57 @@ def test_grants_and_owners_outside_policies_sql_are_refused(env, migrations_copy
     result = lint(env, "--no-database", "--migrations", str(migrations_copy))
     assert result.returncode == 1, result.stdout
     assert "medians.sql:" in result.stdout
+
+
+@pytest.mark.parametrize("statement", [
+    "create or replace function private.later() returns integer language sql return 1;",
+    "grant execute on function private.reporter_cap() to anon;",
+    "revoke all on function private.reporter_cap() from public;",
+    "alter function private.reporter_cap() owner to postgres;",
+    "do $$ begin execute 'grant usage on schema private to anon'; end $$;",
+])
+def test_an_after_step_that_defines_a_function_or_changes_privileges_is_refused(env, migrations_copy, statement):
+    (migrations_copy / "0099_later.after.sql").write_text(f"update public.price_reports set rate_kind = rate_kind "
+                                                          f"where false;\n{statement}\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 1, result.stdout
+    assert "0099_later.after.sql: an after-step" in result.stdout
+
+
+def test_an_after_step_may_backfill_check_and_create_triggers(env, migrations_copy):
+    (migrations_copy / "0099_later.after.sql").write_text(
+        "create or replace trigger later after insert on public.price_reports\n"
+        "    for each row execute function private.median_enqueue();\n"
+        "update public.price_reports set rate_kind = rate_kind where false;\n"
+        "do $$ begin perform private.median_rebuild(null); end $$;\n"
+        "alter table public.price_reports validate constraint price_reports_rate_kind_known;\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("statement", [
+    "insert into private.median_queue select 1 where false;",
+    "update public.price_reports set rate_kind = rate_kind where false;",
+    "with gone as (delete from private.median_queue where false returning 1) select count(*) from gone;",
+    "truncate private.median_queue;",
+    "do $$ begin perform private.median_rule_reconcile(); end $$;",
+    "create or replace trigger later after insert on public.price_reports for each row execute function private.median_enqueue();",
+    "alter table public.price_reports add column later integer;",
+    "alter domain private.rate_kind add constraint later check (value <> '');",
+])
+def test_a_repeatable_file_that_changes_data_or_tables_is_refused(env, migrations_copy, statement):
+    with (migrations_copy / "medians.sql").open("a") as medians:
+        medians.write(statement + "\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 1, result.stdout
+    assert "medians.sql:" in result.stdout and "after-step" in result.stdout
+
+
+def test_published_rates_sql_keeps_its_one_do_block_and_no_second(env, migrations_copy):
+    """The allow-list names one file and one statement: published_rates.sql's first compile, until the
+    pricing engine split moves it."""
+    with (migrations_copy / "published_rates.sql").open("a") as published:
+        published.write("do $$ begin perform 1; end $$;\n")
+    result = lint(env, "--no-database", "--migrations", str(migrations_copy))
+    assert result.returncode == 1, result.stdout
+    assert "published_rates.sql:" in result.stdout

@@ -8,8 +8,8 @@ begin;
 \ir _helpers.psql
 select plan(15);
 
--- What settings.sql does when `pricesvc migrate` applies an edited setting: the function redefined, then
--- the reconciliation at its end, in one transaction.
+-- What `pricesvc migrate` does when it applies an edited settings.sql: the function redefined, then
+-- MigrationLayout.pricesvc's firstFileFollowUp (the reconciliation), in the file's transaction.
 create function tap.migrate_setting(name text, returns text, body text) returns void language plpgsql as $$
 begin
     execute format('create or replace function private.%I() returns %s language sql immutable parallel safe return %s',

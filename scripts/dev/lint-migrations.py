@@ -3,9 +3,14 @@
 
 - every versioned file (NNNN_name.sql) holds tables, types and data changes only: no function, no GRANT
   or REVOKE, no ownership change;
+- so does every after-step (NNNN_name.after.sql, run once after the repeatable files): its backfills,
+  checks and triggers use the repeatable files' functions, it defines none;
 - a repeatable file other than policies.sql grants nothing and changes no owner; the one revoke it may
   hold is `revoke all on function ... from public` for a function it creates (closed from its commit on;
   policies.sql re-declares it);
+- nor does it change data or tables: no INSERT, UPDATE, DELETE or TRUNCATE, no DO block, no CREATE
+  TRIGGER, no ALTER TABLE or ALTER DOMAIN (it re-runs whenever a function in it changes: what must run
+  once after its functions exist is an after-step);
 - policies.sql creates no function;
 - with a database (PGHOST/PGDATABASE or --database), every function in pricesvc's schemas is created by
   a repeatable file: a function only a versioned file defines cannot be fixed without copying it whole.
@@ -29,6 +34,19 @@ import sys
 from pathlib import Path
 
 FINAL = "policies.sql"
+# Statements a repeatable file other than FINAL may not hold: it defines functions, and re-runs whenever
+# one of them changes.
+NOT_DEFINITIONS = (
+    (re.compile(r"(?:with\b.*?\b)?(insert|update|delete|truncate)\b"), "changes data"),
+    (re.compile(r"do\b"), "runs a DO block"),
+    (re.compile(r"create\s+(?:or\s+replace\s+)?(?:constraint\s+)?trigger\b"), "creates a trigger"),
+    (re.compile(r"alter\s+(?:table|domain)\b"), "alters a table or domain"),
+)
+# Exceptions, each a file and how many statements of a kind it may still hold.
+ALLOWED = {
+    # Its first compile of sources imported before 0019: moved when the pricing engine split lands.
+    ("published_rates.sql", "runs a DO block"): 1,
+}
 # Schemas whose every function, but an extension's, must come from a repeatable file. public counts
 # whole: in the test database nothing but pricesvc puts functions there (policies.sql, which may run
 # beside other software, names pricesvc's own).
@@ -37,6 +55,7 @@ PROJECT_SCHEMAS = ("auth", "private", "pricesvc_meta", "cds", "public")
 RUNNER_FUNCTIONS = {"pricesvc_meta.applied_migrations"}
 
 VERSIONED = re.compile(r"^(\d+)_[a-z0-9_]+\.sql$")
+AFTER_STEP = re.compile(r"^(\d+)_[a-z0-9_]+\.after\.sql$")
 REPEATABLE = re.compile(r"^[a-z][a-z0-9_]*\.sql$")
 CREATE_FUNCTION = re.compile(
     r"\bcreate\s+(?:or\s+replace\s+)?(?:function|procedure)\s+((?:\"?[\w]+\"?\s*\.\s*)?\"?[\w]+\"?)\s*\(", re.I)
@@ -101,9 +120,10 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
     repeatable_functions: set[str] = set()
     for path in sorted(directory.glob("*.sql")):
         name, text = path.name, path.read_text(encoding="utf-8")
-        if VERSIONED.match(name):
-            # DO blocks are searched too, strings in them included: a versioned file has no function
-            # bodies to excuse, so any dollar-quoted text is searched as SQL.
+        if VERSIONED.match(name) or AFTER_STEP.match(name):
+            kind = "an after-step" if AFTER_STEP.match(name) else "a versioned file"
+            # DO blocks are searched too, strings in them included: neither kind has function bodies to
+            # excuse, so any dollar-quoted text is searched as SQL.
             flat = strip_sql(text, keep_dollar_bodies=True)
             for pattern, what in ((CREATE_FUNCTION, "defines a function"),
                                   (re.compile(r"\bgrant\b", re.I), "grants"),
@@ -111,7 +131,7 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
                                   (re.compile(r"\bowner\s+to\b", re.I), "changes an owner"),
                                   (re.compile(r"\bsecurity\s+definer\b", re.I), "defines a SECURITY DEFINER routine")):
                 if pattern.search(flat):
-                    findings.append(f"{name}: a versioned file {what}; functions go in a repeatable file named for "
+                    findings.append(f"{name}: {kind} {what}; functions go in a repeatable file named for "
                                     f"their concern, grants, revokes and owners in {FINAL} (docs/contracts.md)")
         elif REPEATABLE.match(name):
             created = functions_created(text)
@@ -121,8 +141,17 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
                                     f"file of their concern")
                 continue
             repeatable_functions |= created
+            held: dict[str, int] = {}
             for statement in statements(strip_sql(text, keep_dollar_bodies=False)):
                 lowered = statement.lower()
+                for pattern, what in NOT_DEFINITIONS:
+                    if pattern.match(lowered):
+                        held[what] = held.get(what, 0) + 1
+                        if held[what] > ALLOWED.get((name, what), 0):
+                            findings.append(f"{name}: `{statement[:80]}`: a repeatable file {what}; it holds "
+                                            f"functions only (backfills, checks and triggers go in an after-step, "
+                                            f"NNNN_name.after.sql)")
+                        break
                 if re.match(r"grant\b", lowered) or re.search(r"\bowner\s+to\b", lowered) \
                         or re.match(r"alter\s+default\s+privileges\b", lowered):
                     findings.append(f"{name}: `{statement[:80]}`: grants and owners belong in {FINAL}")
@@ -132,7 +161,8 @@ def lint_files(directory: Path) -> tuple[list[str], set[str]]:
                         findings.append(f"{name}: `{statement[:80]}`: the only revoke outside {FINAL} is "
                                         f"`revoke all on function f(...) from public` for a function this file creates")
         else:
-            findings.append(f"{name}: neither NNNN_name.sql (versioned) nor name.sql (repeatable)")
+            findings.append(f"{name}: neither NNNN_name.sql (versioned), NNNN_name.after.sql (after-step) nor "
+                            f"name.sql (repeatable)")
     return findings, repeatable_functions
 
 
