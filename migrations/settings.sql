@@ -153,7 +153,7 @@ create or replace function private.analyst_session_limits() returns text[]
 revoke all on function private.analyst_session_limits() from public;
 
 ------------------------------------------------------------------------------------------------------
--- Published rates (published_rates.sql)
+-- Published rates (cds_*.sql, published_rates.sql)
 ------------------------------------------------------------------------------------------------------
 
 -- The longest stay priced in one call.
@@ -245,7 +245,7 @@ begin
 end
 $$;
 
--- Sources with more distinct policy sets than this are not compiled (published_rates.sql,
+-- Sources with more distinct policy sets than this are not compiled (cds_3_compile.sql,
 -- cds_compile_source): their quotes take the general path.
 create or replace function private.cds_compiled_max_schedules() returns integer
     language sql immutable parallel safe

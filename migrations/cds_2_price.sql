@@ -1,0 +1,638 @@
+-- Published rates (CDS), the cost of a stay: what one piece is charged, a stay in one zone (cds_stay: the
+-- general path, which is the reference, and the compiled one), the compiled zones of a quote in one
+-- statement (cds_compiled_costs), and a call's locations (cds_published_cost). docs/published-rates.md
+-- explains the semantics.
+--
+-- After cds_1_time.sql (file order: see its header): cds_piece_charge's SQL body inlines its functions.
+-- The PL/pgSQL functions here read the settings (settings.sql) and the compiled schedules' years
+-- (cds_3_compile.sql) when called. Each function here revokes EXECUTE from PUBLIC as it is created and
+-- grants nothing.
+
+-- What one piece (a stretch of a run under one rate tier, piece_from to piece_to) is charged, times
+-- 604 800 000 000 (microseconds in a week), so that fixed units stay exact until the total is rounded:
+-- rate per unit, prorated (rolling) or per local calendar unit touched (calendar), after rounding up to
+-- whole increment_duration units; units of a month or more count from the stay's start (cds_elapsed).
+-- Shared by cds_stay and cds_compiled_costs. A SQL function without SET, called with plain columns, so
+-- the planner inlines it (and cds_calendar_units in it).
+create or replace function private.cds_piece_charge(rate integer, rate_unit text, rate_unit_period text,
+                                                    increment_duration integer, piece_from timestamptz,
+                                                    piece_to timestamptz, stay_start timestamptz, time_zone text)
+    returns numeric
+    language sql stable parallel safe
+    return case
+        when rate_unit_period = 'calendar' then
+            rate * 604800000000::numeric
+                 * case when increment_duration is null
+                        then private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                        else pg_catalog.ceil(private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                                             / increment_duration::numeric) * increment_duration end
+        when private.cds_unit_seconds(rate_unit) is not null then
+            case when increment_duration is null
+                 then rate * extract(epoch from piece_to - piece_from) * 1000000
+                      * (604800 / private.cds_unit_seconds(rate_unit))
+                 else rate * 604800000000::numeric * increment_duration
+                      * pg_catalog.ceil(extract(epoch from piece_to - piece_from)
+                                        / (private.cds_unit_seconds(rate_unit)::numeric * increment_duration)) end
+        else
+            pg_catalog.round(rate * 604800000000::numeric * case
+                when increment_duration is null
+                    then private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
+                         - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone)
+                else pg_catalog.ceil((private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
+                                      - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone))
+                                     / increment_duration) * increment_duration end)
+    end;
+revoke all on function private.cds_piece_charge(integer, text, text, integer, timestamptz, timestamptz, timestamptz, text)
+    from public;
+
+-- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
+--
+-- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
+--    end on each local day, span and zone dates, and every quarter hour of a day whose UTC offset
+--    changes (a local time that a DST change skips or repeats has no single instant).
+-- 2. Each piece is governed by the lowest-priority-number policy that applies at its start and has a
+--    rule for the general public (no user_classes, or only car; a car rule beats an everyone rule; a
+--    policy for named data source operators has none).
+--    No such policy: the feed regulates nothing then, so parking is allowed and free.
+--    Whether a span matches depends only on the piece's local weekday, day of month (when a span names
+--    days of month), month (when a span names months), local time of day, and on which side of each
+--    span date it lies: the governing rule is looked up once per such pattern, not once per piece, so a
+--    year-long stay costs a few dozen lookups, not thousands.
+-- 3. Consecutive pieces under one rule form a run. The stay stops at the first run that is not allowed:
+--    a governing activity other than parking (no_parking), time under a rule past its max_stay counted
+--    from the stay's start (max_stay), or time past the zone's end_date (no_data); at the same instant,
+--    in that order. Nothing is charged then. The stay's first day is looked at first, alone: a stay that
+--    stops within it costs a day's work however long it was meant to be.
+-- 4. Runs are cut again by rate tiers (start_duration and end_duration count rate units from the stay's
+--    start). Each (run, tier) is charged rate per unit, prorated (rolling) or per local calendar unit
+--    touched (calendar), after rounding up to whole increment_duration units. Sums are exact: fixed
+--    units are kept in week-microsecond fractions.
+-- 5. Total: rounded up to a minor unit once, then to a multiple of the largest increment_amount among the
+--    tiers charged, then capped at the smallest maximum_fee among them. A total beyond 2^53 - 1 (what a
+--    JSON client holds exactly) is a feed error (22003), as is any arithmetic the feed's values overflow.
+-- Generic plans: planning the pattern query took longer (7 ms) than running it for a month-long stay, and
+-- its shape does not depend on the arguments.
+create or replace function private.cds_stay(p_source text, p_zone uuid, p_start timestamptz, p_end timestamptz)
+    returns table(cost_cents bigint, allowed boolean, reason text)
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+    tz pg_catalog.text;
+    zone_end pg_catalog.timestamptz;
+    -- Runs: consecutive pieces under one rule (policy null: nothing governs). Each path first fills
+    -- these with its governed pieces, one per element; the shared step below merges them into runs.
+    run_policy pg_catalog.uuid[];
+    run_rule integer[];
+    run_from pg_catalog.timestamptz[];
+    run_to pg_catalog.timestamptz[];
+    stop_reason pg_catalog.text;
+    window_end pg_catalog.timestamptz;
+    week_us constant numeric := 604800000000;
+    scaled numeric;
+    largest_increment integer;
+    smallest_maximum integer;
+    total numeric;
+    schedule integer;
+begin
+    select s.time_zone, z.end_date, case when sc.compiled then z.schedule_id end into tz, zone_end, schedule
+    from cds.zones z join cds.sources s on s.source = z.source
+    left join cds.schedules sc on sc.source = z.source and sc.schedule_id = z.schedule_id
+    where z.source = p_source and z.curb_zone_id = p_zone;
+    if p_start < private.cds_compiled_from() or p_end > private.cds_compiled_to() then
+        schedule := null;
+    end if;
+
+    -- First the stay's first day alone: most stays that are not allowed stop within it (a max_stay of
+    -- hours, a no-parking window), and then the rest of a year-long stay is never looked at.
+    window_end := least(p_end, p_start + interval '1 day');
+    loop
+        if schedule is not null then
+        -- Compiled: the stay is cut where the UTC offset changes and where the schedule's epoch does; in
+        -- each part local time is the instant plus one offset, so each local week the part touches reads
+        -- the schedule's intervals as they are and maps them back to instants exactly (a skipped local
+        -- hour is never read, a repeated one is read twice).
+        with epochs as (
+            select distinct i.valid_from, i.valid_to from cds.schedule_intervals i
+            where i.source = p_source and i.schedule_id = schedule
+              and i.valid_from < window_end and i.valid_to > p_start
+        ),
+        offsets as (
+            select o.valid_from, o.valid_to, o.utc_offset from cds.time_zone_offsets o
+            where o.time_zone = tz and o.valid_from < window_end
+              and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
+                                   where o2.time_zone = tz and o2.valid_from <= p_start
+                                   order by o2.valid_from desc limit 1)
+        ),
+        parts as (
+            select greatest(o.valid_from, e.valid_from, p_start) as part_from,
+                   least(o.valid_to, e.valid_to, window_end) as part_to, o.utc_offset, e.valid_from as epoch
+            from offsets o join epochs e on e.valid_from < o.valid_to and e.valid_to > o.valid_from
+        ),
+        weeks as (
+            select p.part_from, p.part_to, p.utc_offset, p.epoch, w.monday
+            from parts p,
+                 pg_catalog.generate_series(
+                     pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
+                     pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
+                                                   - pg_catalog.make_interval(secs => 0.000001)),
+                     pg_catalog.make_interval(days => 7)) w(monday)
+            where p.part_from < p.part_to
+        ),
+        pieces as (
+            select greatest(w.part_from, pg_catalog.timezone('UTC', w.monday - w.utc_offset
+                                                             + i.week_from * interval '1 microsecond')) as piece_from,
+                   least(w.part_to, pg_catalog.timezone('UTC', w.monday - w.utc_offset
+                                                        + i.week_to * interval '1 microsecond')) as piece_to,
+                   i.curb_policy_id, i.rule_index
+            from weeks w
+            join cds.schedule_intervals i on i.source = p_source and i.schedule_id = schedule and i.valid_from = w.epoch
+        ),
+        governed as (
+            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index
+            from pieces p
+            where p.piece_from < p.piece_to
+        )
+        select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
+               pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
+          into run_policy, run_rule, run_from, run_to
+        from governed g;
+        else
+        with spans as (
+            select s.* from cds.time_spans s
+            join cds.zone_policies zp on zp.source = s.source and zp.curb_policy_id = s.curb_policy_id
+            where zp.source = p_source and zp.curb_zone_id = p_zone
+        ),
+        -- Span dates: which side of each a piece lies on is part of its pattern.
+        span_dates as (
+            select array(select distinct d from spans s, lateral (values (s.start_date), (s.end_date)) v(d)
+                         where d is not null order by d) as bounds,
+                   exists (select from spans s where s.days_of_month is not null) as uses_day_of_month,
+                   exists (select from spans s where s.months is not null) as uses_month
+        ),
+        days as (
+            select d::pg_catalog.date as day
+            from pg_catalog.generate_series(pg_catalog.timezone(tz, p_start)::pg_catalog.date - 1,
+                                            pg_catalog.timezone(tz, window_end)::pg_catalog.date + 1,
+                                            pg_catalog.make_interval(days => 1)) d
+        ),
+        candidates as (
+            select p_start as at
+            union all
+            select window_end
+            union all
+            select pg_catalog.timezone(tz, d.day::pg_catalog.timestamp) from days d
+            union all
+            select pg_catalog.timezone(tz, d.day + s.time_of_day_start) from days d, spans s
+            where s.time_of_day_start is not null
+            union all
+            select pg_catalog.timezone(tz, d.day + s.time_of_day_end) from days d, spans s
+            where s.time_of_day_end is not null
+            union all
+            select s.start_date from spans s
+            union all
+            select s.end_date from spans s
+            union all
+            select zone_end
+            union all
+            select q from days d,
+                 pg_catalog.generate_series(pg_catalog.timezone(tz, d.day::pg_catalog.timestamp),
+                                            pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp),
+                                            pg_catalog.make_interval(mins => 15)) q
+            where pg_catalog.timezone(tz, pg_catalog.timezone(tz, d.day::pg_catalog.timestamp))
+                  - pg_catalog.timezone('UTC', pg_catalog.timezone(tz, d.day::pg_catalog.timestamp))
+               <> pg_catalog.timezone(tz, pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp))
+                  - pg_catalog.timezone('UTC', pg_catalog.timezone(tz, (d.day + 1)::pg_catalog.timestamp))
+        ),
+        cuts as (
+            select distinct c.at from candidates c where c.at >= p_start and c.at <= window_end
+        ),
+        pieces as (
+            select c.at as piece_from, pg_catalog.lead(c.at) over (order by c.at) as piece_to,
+                   pg_catalog.timezone(tz, c.at) as local_at
+            from cuts c
+        ),
+        -- What cds_span_matches reads of a piece's start, and nothing else.
+        patterned as (
+            select p.piece_from, p.piece_to,
+                   pg_catalog.date_part('dow', p.local_at)::integer as dow,
+                   -- 0: no span reads it (so every day is alike there).
+                   case when sd.uses_day_of_month then pg_catalog.date_part('day', p.local_at)::integer else 0 end as day_of_month,
+                   case when sd.uses_month then pg_catalog.date_part('month', p.local_at)::integer else 0 end as month,
+                   p.local_at::pg_catalog.time as time_of_day,
+                   (select pg_catalog.count(*) from pg_catalog.unnest(sd.bounds) b where b <= p.piece_from) as date_side
+            from pieces p, span_dates sd
+            where p.piece_to is not null
+        ),
+        patterns as (
+            select pg_catalog.min(p.piece_from) as sample_at, p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
+            from patterned p
+            group by p.dow, p.day_of_month, p.month, p.time_of_day, p.date_side
+        ),
+        -- The zone's rules for the general public, with their policy's spans: read once, then every
+        -- pattern is matched against this handful instead of the whole of cds.rules and cds.time_spans.
+        zone_rules as materialized (
+            select p.curb_policy_id, r.rule_index, p.priority, pg_catalog.cardinality(r.user_classes) as classes,
+                   array(select s from cds.time_spans s
+                         where s.source = p.source and s.curb_policy_id = p.curb_policy_id) as spans
+            from cds.zone_policies zp
+            join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
+            join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+            where zp.source = p_source and zp.curb_zone_id = p_zone
+              and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
+              and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
+        ),
+        -- Materialized: otherwise the planner may look the rule up once per piece after the join below.
+        governed_patterns as materialized (
+            select pt.dow, pt.day_of_month, pt.month, pt.time_of_day, pt.date_side, g.curb_policy_id, g.rule_index
+            from patterns pt
+            left join lateral (
+                select zr.curb_policy_id, zr.rule_index
+                from zone_rules zr
+                where pg_catalog.cardinality(zr.spans) = 0
+                   or exists (select from pg_catalog.unnest(zr.spans) s
+                              where private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at)))
+                order by zr.priority, zr.classes desc nulls last, zr.curb_policy_id, zr.rule_index
+                limit 1) g on true
+        ),
+        governed as (
+            select p.piece_from, p.piece_to, g.curb_policy_id, g.rule_index
+            from patterned p
+            join governed_patterns g
+              on g.dow = p.dow and g.day_of_month = p.day_of_month and g.month = p.month
+             and g.time_of_day = p.time_of_day and g.date_side = p.date_side
+        )
+        select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
+               pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
+          into run_policy, run_rule, run_from, run_to
+        from governed g;
+        end if;
+
+        -- Both paths gave the governed pieces, in no particular order (pieces never overlap, so their starts
+        -- order them: one sort, here). Consecutive pieces under one rule form a run (gaps and islands: a
+        -- new run starts where the rule changes).
+        with governed as (
+            select u.piece_from, u.piece_to, u.policy, u.rule_index,
+                   case when pg_catalog.lag(u.policy) over w is not distinct from u.policy
+                         and pg_catalog.lag(u.rule_index) over w is not distinct from u.rule_index
+                         and pg_catalog.lag(u.piece_from) over w is not null
+                        then 0 else 1 end as starts_run
+            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                            pg_catalog.unnest(run_to)) as u(policy, rule_index, piece_from, piece_to)
+            window w as (order by u.piece_from)
+        ),
+        numbered as (
+            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
+            from governed g
+        ),
+        runs as (
+            select n.run, n.policy, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+                   pg_catalog.max(n.piece_to) as run_to
+            from numbered n
+            group by n.run, n.policy, n.rule_index
+        )
+        select pg_catalog.array_agg(r.policy order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
+               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+          into run_policy, run_rule, run_from, run_to
+        from runs r;
+
+        -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
+        -- max_stay is worked out once per rule, not per run.
+        with rules as (
+            select u.policy, u.rule_index, pg_catalog.min(u.run_from) as first_from, pg_catalog.max(u.run_to) as last_to
+            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                            pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+            where u.policy is not null
+            group by u.policy, u.rule_index
+        ),
+        stops as (
+            select x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
+            from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy and r.rule_index = x.rule_index
+            where r.activity <> 'parking'
+            union all
+            select y.limit_at, 2, 'max_stay'
+            from (select x.policy, x.rule_index, private.cds_after(p_start, r.max_stay_unit, r.max_stay, tz) as limit_at
+                  from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy
+                                               and r.rule_index = x.rule_index
+                  where r.max_stay is not null and r.activity = 'parking') y
+            cross join lateral (
+                select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
+                from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                                pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+                where u.policy = y.policy and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
+            where w.at is not null
+            union all
+            select zone_end, 3, 'no_data' where zone_end < window_end
+        )
+        select s.reason into stop_reason from stops s order by s.at, s.rank limit 1;
+
+        if stop_reason is not null then
+            return query select null::pg_catalog.int8, false, stop_reason;
+            return;
+        end if;
+        exit when window_end = p_end;
+        window_end := p_end;
+    end loop;
+
+    with runs as (
+        select u.* from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
+                                   pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
+    ),
+    -- Each tier's bounds once, not once per run.
+    tiers as materialized (
+        select t.*, private.cds_after(p_start, t.rate_unit, t.start_duration, tz) as tier_from,
+               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
+                    else private.cds_after(p_start, t.rate_unit, t.end_duration, tz) end as tier_to
+        from cds.rates t
+        where t.source = p_source
+          and exists (select from runs u where u.policy = t.curb_policy_id and u.rule_index = t.rule_index)
+    ),
+    -- Materialized: see cds_compiled_costs' charge_pieces.
+    pieces as materialized (
+        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
+        from runs u
+        join tiers t on t.curb_policy_id = u.policy and t.rule_index = u.rule_index
+    ),
+    charged as (
+        select p.*,
+               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
+                                        p.piece_to, p_start, tz) as scaled_charge
+        from pieces p
+        where p.piece_to > p.piece_from
+    )
+    select pg_catalog.sum(c.scaled_charge), pg_catalog.max(c.increment_amount), pg_catalog.min(c.maximum_fee)
+      into scaled, largest_increment, smallest_maximum
+    from charged c;
+
+    total := pg_catalog.ceil(coalesce(scaled, 0) / week_us);
+    if largest_increment is not null then
+        total := pg_catalog.ceil(total / largest_increment::numeric) * largest_increment;
+    end if;
+    if smallest_maximum is not null then
+        total := least(total, smallest_maximum);
+    end if;
+    if total > 9007199254740991 then
+        raise exception using errcode = '22003',
+            message = pg_catalog.format('published cost %s is beyond 2^53 - 1 cents', total);
+    end if;
+    return query select total::pg_catalog.int8, true, null::pg_catalog.text;
+end
+$$;
+revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
+
+-- The stay priced in every zone of `p_zones` whose schedule is compiled, in one statement: what
+-- cds_stay does per zone (its compiled path, then the same stops and the same charges), with the runs
+-- worked out once per schedule (zones that share their policies share them) and every location of a
+-- quote priced by one plan instead of three statements each (as separate statements, starting their
+-- plans cost more than running them: about 0.4 ms per location for a 2-hour stay). The whole stay is
+-- looked at, not its first day first: compiled runs are cheap, and a location-days bound holds the rest.
+-- Zones without a compiled schedule are absent. An error (an overflow the feed's values cause) ends the
+-- statement: the caller then prices each zone on its own with cds_stay, which stops at the first piece
+-- not allowed and answers feed_error only for the zone concerned. A total beyond 2^53 - 1 is returned
+-- as it is, for the caller to refuse.
+create or replace function private.cds_compiled_costs(p_zones cds.zones[], p_start timestamptz, p_end timestamptz)
+    returns table(source text, curb_zone_id uuid, cost_cents numeric, allowed boolean, reason text)
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+    week_us constant numeric := 604800000000;
+begin
+    if p_start < private.cds_compiled_from() or p_end > private.cds_compiled_to() then
+        return;
+    end if;
+    return query
+    with zones as (
+        select z.source, z.curb_zone_id, z.end_date as zone_end, z.schedule_id
+        from pg_catalog.unnest(p_zones) z
+        join cds.schedules sc on sc.source = z.source and sc.schedule_id = z.schedule_id
+        where sc.compiled
+    ),
+    schedules as (
+        select distinct z.source, z.schedule_id, s.time_zone as tz
+        from zones z join cds.sources s on s.source = z.source
+    ),
+    epochs as (
+        select distinct sc.source, sc.schedule_id, sc.tz, i.valid_from, i.valid_to
+        from schedules sc
+        join cds.schedule_intervals i on i.source = sc.source and i.schedule_id = sc.schedule_id
+        where i.valid_from < p_end and i.valid_to > p_start
+    ),
+    parts as (
+        select e.source, e.schedule_id, greatest(o.valid_from, e.valid_from, p_start) as part_from,
+               least(o.valid_to, e.valid_to, p_end) as part_to, o.utc_offset, e.valid_from as epoch
+        from epochs e
+        join cds.time_zone_offsets o
+          on o.time_zone = e.tz and o.valid_from < least(e.valid_to, p_end) and o.valid_to > greatest(e.valid_from, p_start)
+         and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
+                              where o2.time_zone = e.tz and o2.valid_from <= p_start
+                              order by o2.valid_from desc limit 1)
+    ),
+    pieces as (
+        select p.source, p.schedule_id,
+               greatest(p.part_from, pg_catalog.timezone('UTC', w.monday - p.utc_offset
+                                                         + i.week_from * interval '1 microsecond')) as piece_from,
+               least(p.part_to, pg_catalog.timezone('UTC', w.monday - p.utc_offset
+                                                    + i.week_to * interval '1 microsecond')) as piece_to,
+               i.curb_policy_id, i.rule_index
+        from parts p
+        cross join lateral pg_catalog.generate_series(
+                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
+                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
+                                               - pg_catalog.make_interval(secs => 0.000001)),
+                 pg_catalog.make_interval(days => 7)) w(monday)
+        join cds.schedule_intervals i
+          on i.source = p.source and i.schedule_id = p.schedule_id and i.valid_from = p.epoch
+    ),
+    -- Runs: consecutive pieces under one rule (gaps and islands), per schedule.
+    numbered as (
+        select g.*, pg_catalog.sum(g.starts_run) over (partition by g.source, g.schedule_id order by g.piece_from) as run
+        from (select p.*,
+                     case when pg_catalog.lag(p.curb_policy_id) over w is not distinct from p.curb_policy_id
+                           and pg_catalog.lag(p.rule_index) over w is not distinct from p.rule_index
+                           and pg_catalog.lag(p.piece_from) over w is not null
+                          then 0 else 1 end as starts_run
+              from pieces p
+              where p.piece_from < p.piece_to
+              window w as (partition by p.source, p.schedule_id order by p.piece_from)) g
+    ),
+    runs as materialized (
+        select n.source, n.schedule_id, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
+               pg_catalog.max(n.piece_to) as run_to
+        from numbered n
+        group by n.source, n.schedule_id, n.run, n.curb_policy_id, n.rule_index
+    ),
+    run_rules as materialized (
+        select u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit,
+               pg_catalog.min(u.run_from) as first_from
+        from runs u
+        join schedules sc on sc.source = u.source and sc.schedule_id = u.schedule_id
+        join cds.rules r on r.source = u.source and r.curb_policy_id = u.curb_policy_id and r.rule_index = u.rule_index
+        group by u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit
+    ),
+    -- The same stops as cds_stay: the first instant not allowed, no_parking before max_stay before no_data.
+    schedule_stops as (
+        select x.source, x.schedule_id, x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
+        from run_rules x where x.activity <> 'parking'
+        union all
+        select y.source, y.schedule_id, w.at, 2, 'max_stay'
+        from (select x.*, private.cds_after(p_start, x.max_stay_unit, x.max_stay, x.tz) as limit_at
+              from run_rules x where x.max_stay is not null and x.activity = 'parking') y
+        cross join lateral (
+            select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
+            from runs u
+            where u.source = y.source and u.schedule_id = y.schedule_id and u.curb_policy_id = y.curb_policy_id
+              and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
+        where w.at is not null
+    ),
+    stops as (
+        select z.source, z.curb_zone_id,
+               (select t.reason
+                from (select ss.at, ss.rank, ss.reason from schedule_stops ss
+                      where ss.source = z.source and ss.schedule_id = z.schedule_id
+                      union all
+                      select z.zone_end, 3, 'no_data' where z.zone_end < p_end) t
+                order by t.at, t.rank limit 1) as reason
+        from zones z
+    ),
+    tiers as (
+        select t.source, t.curb_policy_id, t.rule_index, t.rate, t.rate_unit, t.rate_unit_period, t.increment_duration,
+               t.increment_amount, t.maximum_fee, x.schedule_id, x.tz,
+               private.cds_after(p_start, t.rate_unit, t.start_duration, x.tz) as tier_from,
+               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
+                    else private.cds_after(p_start, t.rate_unit, t.end_duration, x.tz) end as tier_to
+        from run_rules x
+        join cds.rates t on t.source = x.source and t.curb_policy_id = x.curb_policy_id and t.rule_index = x.rule_index
+        -- Only what an allowed stay is charged: a schedule that stops for every zone is not priced.
+        where exists (select from zones z join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
+                      where z.source = x.source and z.schedule_id = x.schedule_id and st.reason is null)
+    ),
+    -- Materialized: piece bounds as plain columns, so that cds_calendar_units is inlined (an argument
+    -- that is an expression and read several times in its body keeps it a function call, planned anew
+    -- on every call).
+    charge_pieces as materialized (
+        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
+        from runs u
+        join tiers t on t.source = u.source and t.schedule_id = u.schedule_id and t.curb_policy_id = u.curb_policy_id
+                    and t.rule_index = u.rule_index
+    ),
+    charged as (
+        select p.source, p.schedule_id, p.increment_amount, p.maximum_fee,
+               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
+                                        p.piece_to, p_start, p.tz) as scaled_charge
+        from charge_pieces p
+        where p.piece_to > p.piece_from
+    ),
+    totals as (
+        select c.source, c.schedule_id, pg_catalog.ceil(pg_catalog.sum(c.scaled_charge) / week_us) as total,
+               pg_catalog.max(c.increment_amount) as largest_increment, pg_catalog.min(c.maximum_fee) as smallest_maximum
+        from charged c
+        group by c.source, c.schedule_id
+    )
+    select z.source, z.curb_zone_id,
+           case when st.reason is null then
+               (select case when t.smallest_maximum is null then v.total else least(v.total, t.smallest_maximum) end
+                from (select case when t.largest_increment is null then coalesce(t.total, 0)
+                                  else pg_catalog.ceil(coalesce(t.total, 0) / t.largest_increment::numeric)
+                                       * t.largest_increment end as total) v)
+           end,
+           st.reason is null, st.reason
+    from zones z
+    join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
+    left join totals t on t.source = z.source and t.schedule_id = z.schedule_id;
+end
+$$;
+revoke all on function private.cds_compiled_costs(cds.zones[], timestamptz, timestamptz) from public;
+
+-- Published costs of one stay for any number of locations: the zone valid at the stay's start.
+-- Each location is priced on its own: a zone whose values the engine cannot compute with (an overflow,
+-- a total beyond 2^53 - 1: a feed the importer's bounds predate, or one loaded around them) answers
+-- reason 'feed_error' for that location, and the other locations of the call are unaffected. A
+-- cancellation (statement timeout) is not caught: it ends the call. Generic plans: custom ones were
+-- planned anew on every call, which cost more than running them.
+create or replace function private.cds_published_cost(p_location_ids text[], p_starts_at timestamptz, p_duration interval)
+    returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
+                  last_updated timestamptz)
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan set enable_seqscan = on
+as $$
+#variable_conflict use_column
+declare
+    stay_end pg_catalog.timestamptz;
+    zone record;
+    -- What cds_compiled_costs priced, by source/curb_zone_id.
+    priced_keys pg_catalog.text[];
+    priced_costs numeric[];
+    priced_allowed boolean[];
+    priced_reasons pg_catalog.text[];
+    k integer;
+begin
+    if p_starts_at is null or p_duration is null then
+        raise exception using errcode = '22023', message = 'starts_at and duration are required';
+    end if;
+    if not pg_catalog.isfinite(p_starts_at) then
+        raise exception using errcode = '22023', message = 'starts_at must be a finite time';
+    end if;
+    -- A stay is elapsed time: an interval's days count 24 hours, its months 30 days.
+    if p_duration <= interval '0' or p_duration > private.cds_max_stay() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('duration must be more than 0 and at most %s', private.cds_max_stay());
+    end if;
+    stay_end := p_starts_at + pg_catalog.make_interval(secs => extract(epoch from p_duration)::double precision);
+
+    -- Compiled zones first, all in one statement; whatever it cannot price (an error in it, a total
+    -- beyond 2^53 - 1, a zone not compiled) is priced below on its own.
+    begin
+        select pg_catalog.array_agg(c.source || '/' || c.curb_zone_id::pg_catalog.text), pg_catalog.array_agg(c.cost_cents),
+               pg_catalog.array_agg(c.allowed), pg_catalog.array_agg(c.reason)
+          into priced_keys, priced_costs, priced_allowed, priced_reasons
+        from private.cds_compiled_costs(
+                 array(select z.v from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
+                       join lateral (
+                           select v from cds.zones v
+                           where v.location_id = ids.id and v.start_date <= p_starts_at
+                             and (v.end_date is null or v.end_date > p_starts_at)
+                           order by v.start_date desc
+                           limit 1) z on true),
+                 p_starts_at, stay_end) c
+        where c.cost_cents is null or c.cost_cents <= 9007199254740991;
+    exception when data_exception or program_limit_exceeded then
+        priced_keys := null;
+    end;
+
+    for zone in
+        select z.location_id, z.source, z.curb_zone_id, s.currency, s.last_updated
+        from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
+        join lateral (
+            select v.* from cds.zones v
+            where v.location_id = ids.id and v.start_date <= p_starts_at
+              and (v.end_date is null or v.end_date > p_starts_at)
+            order by v.start_date desc
+            limit 1) z on true
+        join cds.sources s on s.source = z.source
+        order by z.location_id
+    loop
+        location_id := zone.location_id;
+        currency := zone.currency;
+        source := zone.source;
+        last_updated := zone.last_updated;
+        k := pg_catalog.array_position(priced_keys, zone.source || '/' || zone.curb_zone_id::pg_catalog.text);
+        if k is not null then
+            cost_cents := priced_costs[k]::pg_catalog.int8;
+            allowed := priced_allowed[k];
+            reason := priced_reasons[k];
+            return next;
+            continue;
+        end if;
+        begin
+            select c.cost_cents, c.allowed, c.reason into cost_cents, allowed, reason
+            from private.cds_stay(zone.source, zone.curb_zone_id, p_starts_at, stay_end) c;
+        exception when data_exception or program_limit_exceeded then
+            cost_cents := null;
+            allowed := false;
+            reason := 'feed_error';
+        end;
+        return next;
+    end loop;
+end
+$$;
+revoke all on function private.cds_published_cost(text[], timestamptz, interval) from public;
