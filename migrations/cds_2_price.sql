@@ -9,7 +9,7 @@
 -- grants nothing.
 
 -- What one piece (a stretch of a run under one rate tier, piece_from to piece_to) is charged, times
--- 604 800 000 000 (microseconds in a week), so that fixed units stay exact until the total is rounded:
+-- cds_week_microseconds(), so that fixed units stay exact until the total is rounded:
 -- rate per unit, prorated (rolling) or per local calendar unit touched (calendar), after rounding up to
 -- whole increment_duration units; units of a month or more count from the stay's start (cds_elapsed).
 -- Shared by cds_stay and cds_compiled_costs. A SQL function without SET, called with plain columns, so
@@ -21,20 +21,20 @@ create or replace function private.cds_piece_charge(rate integer, rate_unit text
     language sql stable parallel safe
     return case
         when rate_unit_period = 'calendar' then
-            rate * 604800000000::numeric
+            rate * private.cds_week_microseconds()::numeric
                  * case when increment_duration is null
                         then private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
                         else pg_catalog.ceil(private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
                                              / increment_duration::numeric) * increment_duration end
         when private.cds_unit_seconds(rate_unit) is not null then
             case when increment_duration is null
-                 then rate * extract(epoch from piece_to - piece_from) * 1000000
-                      * (604800 / private.cds_unit_seconds(rate_unit))
-                 else rate * 604800000000::numeric * increment_duration
+                 then rate * extract(epoch from piece_to - piece_from)
+                      * (private.cds_week_microseconds() / private.cds_unit_seconds(rate_unit))
+                 else rate * private.cds_week_microseconds()::numeric * increment_duration
                       * pg_catalog.ceil(extract(epoch from piece_to - piece_from)
                                         / (private.cds_unit_seconds(rate_unit)::numeric * increment_duration)) end
         else
-            pg_catalog.round(rate * 604800000000::numeric * case
+            pg_catalog.round(rate * private.cds_week_microseconds()::numeric * case
                 when increment_duration is null
                     then private.cds_elapsed(stay_start, piece_to, rate_unit, time_zone)
                          - private.cds_elapsed(stay_start, piece_from, rate_unit, time_zone)
@@ -88,7 +88,7 @@ declare
     run_to pg_catalog.timestamptz[];
     stop_reason pg_catalog.text;
     window_end pg_catalog.timestamptz;
-    week_us constant numeric := 604800000000;
+    week_us constant numeric := private.cds_week_microseconds();
     scaled numeric;
     largest_increment integer;
     smallest_maximum integer;
@@ -371,7 +371,7 @@ begin
     if smallest_maximum is not null then
         total := least(total, smallest_maximum);
     end if;
-    if total > 9007199254740991 then
+    if total > private.cds_max_safe_integer() then
         raise exception using errcode = '22003',
             message = pg_catalog.format('published cost %s is beyond 2^53 - 1 cents', total);
     end if;
@@ -396,7 +396,7 @@ create or replace function private.cds_compiled_costs(p_zones cds.zones[], p_sta
 as $$
 #variable_conflict use_column
 declare
-    week_us constant numeric := 604800000000;
+    week_us constant numeric := private.cds_week_microseconds();
 begin
     if p_start < private.cds_compiled_from() or p_end > private.cds_compiled_to() then
         return;
@@ -594,7 +594,7 @@ begin
                            order by v.start_date desc
                            limit 1) z on true),
                  p_starts_at, stay_end) c
-        where c.cost_cents is null or c.cost_cents <= 9007199254740991;
+        where c.cost_cents is null or c.cost_cents <= private.cds_max_safe_integer();
     exception when data_exception or program_limit_exceeded then
         priced_keys := null;
     end;

@@ -80,8 +80,8 @@ create or replace function private.cds_compile_source(p_source text) returns voi
     language plpgsql volatile set search_path = ''
 as $$
 declare
-    day_us constant pg_catalog.int8 := 86400000000;
-    week_us constant pg_catalog.int8 := 604800000000;
+    week_us constant pg_catalog.int8 := private.cds_week_microseconds();
+    day_us constant pg_catalog.int8 := week_us / 7;
     -- A Monday: local times of the week are read on it (no compiled span reads the date itself).
     monday constant pg_catalog.timestamp := '2001-01-01 00:00:00';
 begin

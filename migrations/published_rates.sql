@@ -28,7 +28,7 @@ begin
     if p_duration is null or p_duration <= interval '0' or p_duration > private.cds_max_stay() then
         return;  -- cds_published_cost names what is wrong with the duration itself.
     end if;
-    days := pg_catalog.ceil(extract(epoch from p_duration) / 86400)::integer;
+    days := pg_catalog.ceil(extract(epoch from p_duration) / private.cds_unit_seconds('day'))::integer;
     if locations * days > private.cds_max_location_days() then
         raise exception using errcode = '22023',
             message = pg_catalog.format('too many location-days: %s locations x %s days = %s, at most %s per call',

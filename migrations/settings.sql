@@ -171,6 +171,21 @@ create or replace function private.cds_max_location_days() returns integer
     return 1830;
 revoke all on function private.cds_max_location_days() from public;
 
+-- The largest published cost the engine answers, 2^53 - 1 minor units: what a JSON client holds exactly.
+-- A larger total is a feed error (the importer's bounds keep feeds below it).
+create or replace function private.cds_max_safe_integer() returns bigint
+    language sql immutable parallel safe
+    return 9007199254740991;
+revoke all on function private.cds_max_safe_integer() from public;
+
+-- Microseconds in a week: every fixed unit divides it, so charges are summed exactly as fractions of it,
+-- and a compiled schedule measures its local week in it (0019's check on cds.schedule_intervals repeats
+-- the number: a versioned file cannot call a function).
+create or replace function private.cds_week_microseconds() returns bigint
+    language sql immutable parallel safe
+    return 604800000000;
+revoke all on function private.cds_week_microseconds() from public;
+
 ------------------------------------------------------------------------------------------------------
 -- Places (places.sql)
 ------------------------------------------------------------------------------------------------------
