@@ -52,11 +52,7 @@ create or replace function public.published_cost(location_ids text[], starts_at 
     language plpgsql stable security definer set search_path = ''
 as $$
 begin
-    if pg_catalog.cardinality(published_cost.location_ids) > private.max_median_locations() then
-        raise exception using errcode = '22023',
-            message = pg_catalog.format('too many location_ids: %s, at most %s per call',
-                                        pg_catalog.cardinality(published_cost.location_ids), private.max_median_locations());
-    end if;
+    perform private.check_location_count(published_cost.location_ids);
     perform private.cds_check_location_days(published_cost.location_ids, published_cost.duration);
     return query
     select c.location_id, c.currency, c.cost_cents, c.allowed, c.reason, c.source, c.last_updated
@@ -81,11 +77,7 @@ declare
     ids pg_catalog.text[] := coalesce(p_location_ids, '{}'::pg_catalog.text[]);
     kind private.rate_kind;
 begin
-    if pg_catalog.cardinality(ids) > private.max_median_locations() then
-        raise exception using errcode = '22023',
-            message = pg_catalog.format('too many location_ids: %s, at most %s per call',
-                                        pg_catalog.cardinality(ids), private.max_median_locations());
-    end if;
+    perform private.check_location_count(ids);
     perform private.cds_check_location_days(ids, p_duration);
     -- The one place an unknown or null rate kind becomes 22023 (medians.sql), as for price_medians; a
     -- plain cast to the domain would fail with the domain's 23514.
