@@ -45,6 +45,37 @@ create or replace function private.cds_piece_charge(rate integer, rate_unit text
 revoke all on function private.cds_piece_charge(integer, text, text, integer, timestamptz, timestamptz, timestamptz, text)
     from public;
 
+-- Runs: consecutive pieces under one rule merged (gaps and islands: a new run starts where the rule
+-- changes; a null rule, where nothing governs, is a rule too). The pieces come in any order (they never
+-- overlap, so their starts order them) and cover a stretch of time without gaps. The one definition of a
+-- run: cds_stay and cds_compiled_costs merge governed pieces with it, and cds_compile_source a week's
+-- stretches. SQL without SET, so that callers' plans inline it.
+create or replace function private.cds_runs(p_policies uuid[], p_rules integer[], p_from timestamptz[],
+                                            p_to timestamptz[])
+    returns table(curb_policy_id uuid, rule_index integer, run_from timestamptz, run_to timestamptz)
+    language sql immutable parallel safe
+begin atomic
+    with pieces as (
+        select u.policy, u.rule_index, u.piece_from, u.piece_to,
+               case when pg_catalog.lag(u.policy) over w is not distinct from u.policy
+                     and pg_catalog.lag(u.rule_index) over w is not distinct from u.rule_index
+                     and pg_catalog.lag(u.piece_from) over w is not null
+                    then 0 else 1 end as starts_run
+        from rows from (pg_catalog.unnest(p_policies), pg_catalog.unnest(p_rules), pg_catalog.unnest(p_from),
+                        pg_catalog.unnest(p_to)) as u(policy, rule_index, piece_from, piece_to)
+        window w as (order by u.piece_from)
+    ),
+    numbered as (
+        select p.policy, p.rule_index, p.piece_from, p.piece_to,
+               pg_catalog.sum(p.starts_run) over (order by p.piece_from) as run
+        from pieces p
+    )
+    select n.policy, n.rule_index, pg_catalog.min(n.piece_from), pg_catalog.max(n.piece_to)
+    from numbered n
+    group by n.run, n.policy, n.rule_index;
+end;
+revoke all on function private.cds_runs(uuid[], integer[], timestamptz[], timestamptz[]) from public;
+
 -- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
 --
 -- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
@@ -268,33 +299,12 @@ begin
         from governed g;
         end if;
 
-        -- Both paths gave the governed pieces, in no particular order (pieces never overlap, so their starts
-        -- order them: one sort, here). Consecutive pieces under one rule form a run (gaps and islands: a
-        -- new run starts where the rule changes).
-        with governed as (
-            select u.piece_from, u.piece_to, u.policy, u.rule_index,
-                   case when pg_catalog.lag(u.policy) over w is not distinct from u.policy
-                         and pg_catalog.lag(u.rule_index) over w is not distinct from u.rule_index
-                         and pg_catalog.lag(u.piece_from) over w is not null
-                        then 0 else 1 end as starts_run
-            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
-                            pg_catalog.unnest(run_to)) as u(policy, rule_index, piece_from, piece_to)
-            window w as (order by u.piece_from)
-        ),
-        numbered as (
-            select g.*, pg_catalog.sum(g.starts_run) over (order by g.piece_from) as run
-            from governed g
-        ),
-        runs as (
-            select n.run, n.policy, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
-                   pg_catalog.max(n.piece_to) as run_to
-            from numbered n
-            group by n.run, n.policy, n.rule_index
-        )
-        select pg_catalog.array_agg(r.policy order by r.run), pg_catalog.array_agg(r.rule_index order by r.run),
-               pg_catalog.array_agg(r.run_from order by r.run), pg_catalog.array_agg(r.run_to order by r.run)
+        -- Both paths gave the governed pieces, in no particular order: cds_runs merges them into runs.
+        select pg_catalog.array_agg(r.curb_policy_id order by r.run_from),
+               pg_catalog.array_agg(r.rule_index order by r.run_from),
+               pg_catalog.array_agg(r.run_from order by r.run_from), pg_catalog.array_agg(r.run_to order by r.run_from)
           into run_policy, run_rule, run_from, run_to
-        from runs r;
+        from private.cds_runs(run_policy, run_rule, run_from, run_to) r;
 
         -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
         -- max_stay is worked out once per rule, not per run.
@@ -444,23 +454,16 @@ begin
         join cds.schedule_intervals i
           on i.source = p.source and i.schedule_id = p.schedule_id and i.valid_from = p.epoch
     ),
-    -- Runs: consecutive pieces under one rule (gaps and islands), per schedule.
-    numbered as (
-        select g.*, pg_catalog.sum(g.starts_run) over (partition by g.source, g.schedule_id order by g.piece_from) as run
-        from (select p.*,
-                     case when pg_catalog.lag(p.curb_policy_id) over w is not distinct from p.curb_policy_id
-                           and pg_catalog.lag(p.rule_index) over w is not distinct from p.rule_index
-                           and pg_catalog.lag(p.piece_from) over w is not null
-                          then 0 else 1 end as starts_run
+    -- Runs, per schedule (cds_runs).
+    runs as materialized (
+        select sp.source, sp.schedule_id, r.curb_policy_id, r.rule_index, r.run_from, r.run_to
+        from (select p.source, p.schedule_id, pg_catalog.array_agg(p.curb_policy_id) as policies,
+                     pg_catalog.array_agg(p.rule_index) as rules, pg_catalog.array_agg(p.piece_from) as froms,
+                     pg_catalog.array_agg(p.piece_to) as tos
               from pieces p
               where p.piece_from < p.piece_to
-              window w as (partition by p.source, p.schedule_id order by p.piece_from)) g
-    ),
-    runs as materialized (
-        select n.source, n.schedule_id, n.curb_policy_id, n.rule_index, pg_catalog.min(n.piece_from) as run_from,
-               pg_catalog.max(n.piece_to) as run_to
-        from numbered n
-        group by n.source, n.schedule_id, n.run, n.curb_policy_id, n.rule_index
+              group by p.source, p.schedule_id) sp
+        cross join lateral private.cds_runs(sp.policies, sp.rules, sp.froms, sp.tos) r
     ),
     run_rules as materialized (
         select u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit,

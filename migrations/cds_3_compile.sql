@@ -84,6 +84,8 @@ declare
     day_us constant pg_catalog.int8 := week_us / 7;
     -- A Monday: local times of the week are read on it (no compiled span reads the date itself).
     monday constant pg_catalog.timestamp := '2001-01-01 00:00:00';
+    -- Any instant: cds_runs merges stretches as instants, week_origin + their microseconds.
+    week_origin constant pg_catalog.timestamptz := '2001-01-01 00:00:00+00';
 begin
     perform private.cds_compile_time_zone((select s.time_zone from cds.sources s where s.source = p_source));
 
@@ -201,23 +203,23 @@ begin
         order by e.schedule_id, e.valid_from, s.week_from,
                  sr.priority, sr.classes desc nulls last, sr.curb_policy_id, sr.rule_index
     ),
-    numbered as (
-        select g.*,
-               pg_catalog.sum(case when prev_policy is not distinct from g.curb_policy_id
-                                    and prev_rule is not distinct from g.rule_index and prev_to is not null
-                                   then 0 else 1 end)
-                   over (partition by g.schedule_id, g.valid_from order by g.week_from) as stretch_run
-        from (select g.*,
-                     pg_catalog.lag(g.curb_policy_id) over w as prev_policy,
-                     pg_catalog.lag(g.rule_index) over w as prev_rule,
-                     pg_catalog.lag(g.week_to) over w as prev_to
+    -- Adjacent stretches under one rule merged, per schedule and epoch: cds_runs, on a line where a week's
+    -- microsecond w is the instant week_origin + w.
+    stretch_runs as (
+        select g.schedule_id, g.valid_from, g.valid_to, r.curb_policy_id, r.rule_index, r.run_from, r.run_to
+        from (select g.schedule_id, g.valid_from, g.valid_to, pg_catalog.array_agg(g.curb_policy_id) as policies,
+                     pg_catalog.array_agg(g.rule_index) as rules,
+                     pg_catalog.array_agg(week_origin + g.week_from * interval '1 microsecond') as froms,
+                     pg_catalog.array_agg(week_origin + g.week_to * interval '1 microsecond') as tos
               from governed g
-              window w as (partition by g.schedule_id, g.valid_from order by g.week_from)) g
+              group by g.schedule_id, g.valid_from, g.valid_to) g
+        cross join lateral private.cds_runs(g.policies, g.rules, g.froms, g.tos) r
     )
-    select p_source, n.schedule_id, n.valid_from, n.valid_to, pg_catalog.min(n.week_from), pg_catalog.max(n.week_to),
-           n.curb_policy_id, n.rule_index
-    from numbered n
-    group by n.schedule_id, n.valid_from, n.valid_to, n.stretch_run, n.curb_policy_id, n.rule_index;
+    select p_source, sr.schedule_id, sr.valid_from, sr.valid_to,
+           (extract(epoch from sr.run_from - week_origin) * 1000000)::pg_catalog.int8,
+           (extract(epoch from sr.run_to - week_origin) * 1000000)::pg_catalog.int8,
+           sr.curb_policy_id, sr.rule_index
+    from stretch_runs sr;
 end
 $$;
 revoke all on function private.cds_compile_source(text) from public;
