@@ -76,6 +76,163 @@ begin atomic
 end;
 revoke all on function private.cds_runs(uuid[], integer[], timestamptz[], timestamptz[]) from public;
 
+-- The governed pieces of the stretch p_start to p_end in a zone whose policies compiled to schedule
+-- (p_source, p_schedule), in time zone p_time_zone: the stretch is cut where the UTC offset changes and
+-- where the schedule's epoch does; in each part local time is the instant plus one offset, so each local
+-- week the part touches reads the schedule's intervals as they are and maps them back to instants exactly
+-- (a skipped local hour is never read, a repeated one is read twice). Only a lookup: what the pieces
+-- cost is worked out as for the general path's (cds_runs, cds_stop, cds_total). For a stay within
+-- cds_compiled_from() and cds_compiled_to().
+create or replace function private.cds_schedule_pieces(p_source text, p_schedule integer, p_time_zone text,
+                                                       p_start timestamptz, p_end timestamptz)
+    returns table(curb_policy_id uuid, rule_index integer, piece_from timestamptz, piece_to timestamptz)
+    language sql stable parallel safe
+begin atomic
+    with epochs as (
+        select distinct i.valid_from, i.valid_to from cds.schedule_intervals i
+        where i.source = p_source and i.schedule_id = p_schedule
+          and i.valid_from < p_end and i.valid_to > p_start
+    ),
+    offsets as (
+        select o.valid_from, o.valid_to, o.utc_offset from cds.time_zone_offsets o
+        where o.time_zone = p_time_zone and o.valid_from < p_end
+          and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
+                               where o2.time_zone = p_time_zone and o2.valid_from <= p_start
+                               order by o2.valid_from desc limit 1)
+    ),
+    parts as (
+        select greatest(o.valid_from, e.valid_from, p_start) as part_from,
+               least(o.valid_to, e.valid_to, p_end) as part_to, o.utc_offset, e.valid_from as epoch
+        from offsets o join epochs e on e.valid_from < o.valid_to and e.valid_to > o.valid_from
+    ),
+    weeks as (
+        select p.part_from, p.part_to, p.utc_offset, p.epoch, w.monday
+        from parts p,
+             pg_catalog.generate_series(
+                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
+                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
+                                               - pg_catalog.make_interval(secs => 0.000001)),
+                 pg_catalog.make_interval(days => 7)) w(monday)
+        where p.part_from < p.part_to
+    ),
+    pieces as (
+        select i.curb_policy_id, i.rule_index,
+               greatest(w.part_from, pg_catalog.timezone('UTC', w.monday - w.utc_offset
+                                                         + i.week_from * interval '1 microsecond')) as piece_from,
+               least(w.part_to, pg_catalog.timezone('UTC', w.monday - w.utc_offset
+                                                    + i.week_to * interval '1 microsecond')) as piece_to
+        from weeks w
+        join cds.schedule_intervals i on i.source = p_source and i.schedule_id = p_schedule and i.valid_from = w.epoch
+    )
+    select p.curb_policy_id, p.rule_index, p.piece_from, p.piece_to from pieces p where p.piece_from < p.piece_to;
+end;
+revoke all on function private.cds_schedule_pieces(text, integer, text, timestamptz, timestamptz) from public;
+
+-- Where a stay under these runs (cds_runs, of the stay from p_start to p_end in a zone whose data ends at
+-- p_zone_end) stops being allowed, and why; no row when it is allowed to its end. The first instant it is
+-- not: a governing activity other than parking (no_parking), time under a rule past its max_stay counted
+-- from the stay's start (max_stay), or time past the zone's end_date (no_data); at the same instant, in
+-- that order. max_stay is worked out once per rule, not per run. The one definition of the stops:
+-- cds_stay and cds_compiled_costs both ask it.
+create or replace function private.cds_stop(p_source text, p_time_zone text, p_start timestamptz, p_end timestamptz,
+                                            p_zone_end timestamptz, p_policies uuid[], p_rules integer[],
+                                            p_from timestamptz[], p_to timestamptz[])
+    returns table(reason text)
+    language sql stable parallel safe
+begin atomic
+    with runs as (
+        select u.policy, u.rule_index, u.run_from, u.run_to
+        from rows from (pg_catalog.unnest(p_policies), pg_catalog.unnest(p_rules), pg_catalog.unnest(p_from),
+                        pg_catalog.unnest(p_to)) as u(policy, rule_index, run_from, run_to)
+    ),
+    rules as (
+        select x.policy, x.rule_index, x.first_from, r.activity, r.max_stay, r.max_stay_unit
+        from (select u.policy, u.rule_index, pg_catalog.min(u.run_from) as first_from
+              from runs u where u.policy is not null
+              group by u.policy, u.rule_index) x
+        join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy and r.rule_index = x.rule_index
+    ),
+    stops as (
+        select x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
+        from rules x where x.activity <> 'parking'
+        union all
+        select w.at, 2, 'max_stay'
+        from (select x.policy, x.rule_index, private.cds_after(p_start, x.max_stay_unit, x.max_stay, p_time_zone) as limit_at
+              from rules x where x.max_stay is not null and x.activity = 'parking') y
+        cross join lateral (
+            select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
+            from runs u
+            where u.policy = y.policy and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
+        where w.at is not null
+        union all
+        select p_zone_end, 3, 'no_data' where p_zone_end < p_end
+    )
+    select s.reason from stops s order by s.at, s.rank limit 1;
+end;
+revoke all on function private.cds_stop(text, text, timestamptz, timestamptz, timestamptz, uuid[], integer[],
+                                        timestamptz[], timestamptz[]) from public;
+
+-- What an allowed stay under these runs costs, in minor units, from its start p_start (steps 4 and 5 of
+-- cds_stay): runs cut again by rate tiers (start_duration and end_duration count rate units from the
+-- stay's start), each (run, tier) charged by cds_piece_charge in week-microsecond fractions, the sum
+-- rounded up to a minor unit once, then to a multiple of the largest increment_amount among the tiers
+-- charged, then capped at the smallest maximum_fee among them. Not checked against
+-- cds_max_safe_integer(): callers refuse a larger total their own way. The one definition of charging:
+-- cds_stay and cds_compiled_costs both ask it.
+create or replace function private.cds_total(p_source text, p_time_zone text, p_start timestamptz, p_policies uuid[],
+                                             p_rules integer[], p_from timestamptz[], p_to timestamptz[])
+    returns table(total numeric)
+    language sql stable parallel safe
+begin atomic
+    with runs as (
+        select u.policy, u.rule_index, u.run_from, u.run_to
+        from rows from (pg_catalog.unnest(p_policies), pg_catalog.unnest(p_rules), pg_catalog.unnest(p_from),
+                        pg_catalog.unnest(p_to)) as u(policy, rule_index, run_from, run_to)
+    ),
+    -- Each tier's bounds once, not once per run.
+    tiers as materialized (
+        select t.curb_policy_id, t.rule_index, t.rate, t.rate_unit, t.rate_unit_period, t.increment_duration,
+               t.increment_amount, t.maximum_fee,
+               private.cds_after(p_start, t.rate_unit, t.start_duration, p_time_zone) as tier_from,
+               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
+                    else private.cds_after(p_start, t.rate_unit, t.end_duration, p_time_zone) end as tier_to
+        from cds.rates t
+        where t.source = p_source
+          and exists (select from runs u where u.policy = t.curb_policy_id and u.rule_index = t.rule_index)
+    ),
+    -- Materialized: piece bounds as plain columns, so that cds_piece_charge and cds_calendar_units in it
+    -- are inlined (an argument that is an expression and read several times in its body keeps it a
+    -- function call, planned anew on every call).
+    pieces as materialized (
+        select t.rate, t.rate_unit, t.rate_unit_period, t.increment_duration, t.increment_amount, t.maximum_fee,
+               greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
+        from runs u
+        join tiers t on t.curb_policy_id = u.policy and t.rule_index = u.rule_index
+    ),
+    charged as (
+        select pg_catalog.sum(private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration,
+                                                       p.piece_from, p.piece_to, p_start, p_time_zone)) as scaled,
+               pg_catalog.max(p.increment_amount) as largest_increment, pg_catalog.min(p.maximum_fee) as smallest_maximum
+        from pieces p
+        where p.piece_to > p.piece_from
+    ),
+    minor_units as (
+        select pg_catalog.ceil(coalesce(c.scaled, 0) / private.cds_week_microseconds()::numeric) as total,
+               c.largest_increment, c.smallest_maximum
+        from charged c
+    ),
+    incremented as (
+        select case when m.largest_increment is null then m.total
+                    else pg_catalog.ceil(m.total / m.largest_increment::numeric) * m.largest_increment end as total,
+               m.smallest_maximum
+        from minor_units m
+    )
+    select case when i.smallest_maximum is null then i.total else least(i.total, i.smallest_maximum) end
+    from incremented i;
+end;
+revoke all on function private.cds_total(text, text, timestamptz, uuid[], integer[], timestamptz[], timestamptz[])
+    from public;
+
 -- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
 --
 -- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
@@ -119,10 +276,6 @@ declare
     run_to pg_catalog.timestamptz[];
     stop_reason pg_catalog.text;
     window_end pg_catalog.timestamptz;
-    week_us constant numeric := private.cds_week_microseconds();
-    scaled numeric;
-    largest_increment integer;
-    smallest_maximum integer;
     total numeric;
     schedule integer;
 begin
@@ -139,55 +292,11 @@ begin
     window_end := least(p_end, p_start + interval '1 day');
     loop
         if schedule is not null then
-        -- Compiled: the stay is cut where the UTC offset changes and where the schedule's epoch does; in
-        -- each part local time is the instant plus one offset, so each local week the part touches reads
-        -- the schedule's intervals as they are and maps them back to instants exactly (a skipped local
-        -- hour is never read, a repeated one is read twice).
-        with epochs as (
-            select distinct i.valid_from, i.valid_to from cds.schedule_intervals i
-            where i.source = p_source and i.schedule_id = schedule
-              and i.valid_from < window_end and i.valid_to > p_start
-        ),
-        offsets as (
-            select o.valid_from, o.valid_to, o.utc_offset from cds.time_zone_offsets o
-            where o.time_zone = tz and o.valid_from < window_end
-              and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
-                                   where o2.time_zone = tz and o2.valid_from <= p_start
-                                   order by o2.valid_from desc limit 1)
-        ),
-        parts as (
-            select greatest(o.valid_from, e.valid_from, p_start) as part_from,
-                   least(o.valid_to, e.valid_to, window_end) as part_to, o.utc_offset, e.valid_from as epoch
-            from offsets o join epochs e on e.valid_from < o.valid_to and e.valid_to > o.valid_from
-        ),
-        weeks as (
-            select p.part_from, p.part_to, p.utc_offset, p.epoch, w.monday
-            from parts p,
-                 pg_catalog.generate_series(
-                     pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
-                     pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
-                                                   - pg_catalog.make_interval(secs => 0.000001)),
-                     pg_catalog.make_interval(days => 7)) w(monday)
-            where p.part_from < p.part_to
-        ),
-        pieces as (
-            select greatest(w.part_from, pg_catalog.timezone('UTC', w.monday - w.utc_offset
-                                                             + i.week_from * interval '1 microsecond')) as piece_from,
-                   least(w.part_to, pg_catalog.timezone('UTC', w.monday - w.utc_offset
-                                                        + i.week_to * interval '1 microsecond')) as piece_to,
-                   i.curb_policy_id, i.rule_index
-            from weeks w
-            join cds.schedule_intervals i on i.source = p_source and i.schedule_id = schedule and i.valid_from = w.epoch
-        ),
-        governed as (
-            select p.piece_from, p.piece_to, p.curb_policy_id, p.rule_index
-            from pieces p
-            where p.piece_from < p.piece_to
-        )
+        -- Compiled: the schedule's governed pieces, looked up (cds_schedule_pieces).
         select pg_catalog.array_agg(g.curb_policy_id), pg_catalog.array_agg(g.rule_index),
                pg_catalog.array_agg(g.piece_from), pg_catalog.array_agg(g.piece_to)
           into run_policy, run_rule, run_from, run_to
-        from governed g;
+        from private.cds_schedule_pieces(p_source, schedule, tz, p_start, window_end) g;
         else
         with spans as (
             select s.* from cds.time_spans s
@@ -306,35 +415,10 @@ begin
           into run_policy, run_rule, run_from, run_to
         from private.cds_runs(run_policy, run_rule, run_from, run_to) r;
 
-        -- The first instant the stay is not allowed, if any: the stay stops there and nothing is charged.
-        -- max_stay is worked out once per rule, not per run.
-        with rules as (
-            select u.policy, u.rule_index, pg_catalog.min(u.run_from) as first_from, pg_catalog.max(u.run_to) as last_to
-            from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
-                            pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
-            where u.policy is not null
-            group by u.policy, u.rule_index
-        ),
-        stops as (
-            select x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
-            from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy and r.rule_index = x.rule_index
-            where r.activity <> 'parking'
-            union all
-            select y.limit_at, 2, 'max_stay'
-            from (select x.policy, x.rule_index, private.cds_after(p_start, r.max_stay_unit, r.max_stay, tz) as limit_at
-                  from rules x join cds.rules r on r.source = p_source and r.curb_policy_id = x.policy
-                                               and r.rule_index = x.rule_index
-                  where r.max_stay is not null and r.activity = 'parking') y
-            cross join lateral (
-                select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
-                from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
-                                pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
-                where u.policy = y.policy and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
-            where w.at is not null
-            union all
-            select zone_end, 3, 'no_data' where zone_end < window_end
-        )
-        select s.reason into stop_reason from stops s order by s.at, s.rank limit 1;
+        -- The first instant the stay is not allowed, if any (cds_stop): the stay stops there and nothing is
+        -- charged.
+        select s.reason into stop_reason
+        from private.cds_stop(p_source, tz, p_start, window_end, zone_end, run_policy, run_rule, run_from, run_to) s;
 
         if stop_reason is not null then
             return query select null::pg_catalog.int8, false, stop_reason;
@@ -344,43 +428,8 @@ begin
         window_end := p_end;
     end loop;
 
-    with runs as (
-        select u.* from rows from (pg_catalog.unnest(run_policy), pg_catalog.unnest(run_rule), pg_catalog.unnest(run_from),
-                                   pg_catalog.unnest(run_to)) as u(policy, rule_index, run_from, run_to)
-    ),
-    -- Each tier's bounds once, not once per run.
-    tiers as materialized (
-        select t.*, private.cds_after(p_start, t.rate_unit, t.start_duration, tz) as tier_from,
-               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
-                    else private.cds_after(p_start, t.rate_unit, t.end_duration, tz) end as tier_to
-        from cds.rates t
-        where t.source = p_source
-          and exists (select from runs u where u.policy = t.curb_policy_id and u.rule_index = t.rule_index)
-    ),
-    -- Materialized: see cds_compiled_costs' charge_pieces.
-    pieces as materialized (
-        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
-        from runs u
-        join tiers t on t.curb_policy_id = u.policy and t.rule_index = u.rule_index
-    ),
-    charged as (
-        select p.*,
-               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
-                                        p.piece_to, p_start, tz) as scaled_charge
-        from pieces p
-        where p.piece_to > p.piece_from
-    )
-    select pg_catalog.sum(c.scaled_charge), pg_catalog.max(c.increment_amount), pg_catalog.min(c.maximum_fee)
-      into scaled, largest_increment, smallest_maximum
-    from charged c;
-
-    total := pg_catalog.ceil(coalesce(scaled, 0) / week_us);
-    if largest_increment is not null then
-        total := pg_catalog.ceil(total / largest_increment::numeric) * largest_increment;
-    end if;
-    if smallest_maximum is not null then
-        total := least(total, smallest_maximum);
-    end if;
+    select t.total into total
+    from private.cds_total(p_source, tz, p_start, run_policy, run_rule, run_from, run_to) t;
     if total > private.cds_max_safe_integer() then
         raise exception using errcode = '22003',
             message = pg_catalog.format('published cost %s is beyond 2^53 - 1 cents', total);
@@ -405,8 +454,6 @@ create or replace function private.cds_compiled_costs(p_zones cds.zones[], p_sta
     language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
-declare
-    week_us constant numeric := private.cds_week_microseconds();
 begin
     if p_start < private.cds_compiled_from() or p_end > private.cds_compiled_to() then
         return;
@@ -422,127 +469,42 @@ begin
         select distinct z.source, z.schedule_id, s.time_zone as tz
         from zones z join cds.sources s on s.source = z.source
     ),
-    epochs as (
-        select distinct sc.source, sc.schedule_id, sc.tz, i.valid_from, i.valid_to
+    -- Each schedule's runs, once for the zones that share it: its governed pieces looked up
+    -- (cds_schedule_pieces), merged (cds_runs).
+    schedule_runs as materialized (
+        select sc.source, sc.schedule_id, sc.tz, r.policies, r.rules, r.froms, r.tos
         from schedules sc
-        join cds.schedule_intervals i on i.source = sc.source and i.schedule_id = sc.schedule_id
-        where i.valid_from < p_end and i.valid_to > p_start
-    ),
-    parts as (
-        select e.source, e.schedule_id, greatest(o.valid_from, e.valid_from, p_start) as part_from,
-               least(o.valid_to, e.valid_to, p_end) as part_to, o.utc_offset, e.valid_from as epoch
-        from epochs e
-        join cds.time_zone_offsets o
-          on o.time_zone = e.tz and o.valid_from < least(e.valid_to, p_end) and o.valid_to > greatest(e.valid_from, p_start)
-         and o.valid_from >= (select o2.valid_from from cds.time_zone_offsets o2
-                              where o2.time_zone = e.tz and o2.valid_from <= p_start
-                              order by o2.valid_from desc limit 1)
-    ),
-    pieces as (
-        select p.source, p.schedule_id,
-               greatest(p.part_from, pg_catalog.timezone('UTC', w.monday - p.utc_offset
-                                                         + i.week_from * interval '1 microsecond')) as piece_from,
-               least(p.part_to, pg_catalog.timezone('UTC', w.monday - p.utc_offset
-                                                    + i.week_to * interval '1 microsecond')) as piece_to,
-               i.curb_policy_id, i.rule_index
-        from parts p
-        cross join lateral pg_catalog.generate_series(
-                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_from) + p.utc_offset),
-                 pg_catalog.date_trunc('week', pg_catalog.timezone('UTC', p.part_to) + p.utc_offset
-                                               - pg_catalog.make_interval(secs => 0.000001)),
-                 pg_catalog.make_interval(days => 7)) w(monday)
-        join cds.schedule_intervals i
-          on i.source = p.source and i.schedule_id = p.schedule_id and i.valid_from = p.epoch
-    ),
-    -- Runs, per schedule (cds_runs).
-    runs as materialized (
-        select sp.source, sp.schedule_id, r.curb_policy_id, r.rule_index, r.run_from, r.run_to
-        from (select p.source, p.schedule_id, pg_catalog.array_agg(p.curb_policy_id) as policies,
-                     pg_catalog.array_agg(p.rule_index) as rules, pg_catalog.array_agg(p.piece_from) as froms,
-                     pg_catalog.array_agg(p.piece_to) as tos
-              from pieces p
-              where p.piece_from < p.piece_to
-              group by p.source, p.schedule_id) sp
-        cross join lateral private.cds_runs(sp.policies, sp.rules, sp.froms, sp.tos) r
-    ),
-    run_rules as materialized (
-        select u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit,
-               pg_catalog.min(u.run_from) as first_from
-        from runs u
-        join schedules sc on sc.source = u.source and sc.schedule_id = u.schedule_id
-        join cds.rules r on r.source = u.source and r.curb_policy_id = u.curb_policy_id and r.rule_index = u.rule_index
-        group by u.source, u.schedule_id, sc.tz, u.curb_policy_id, u.rule_index, r.activity, r.max_stay, r.max_stay_unit
-    ),
-    -- The same stops as cds_stay: the first instant not allowed, no_parking before max_stay before no_data.
-    schedule_stops as (
-        select x.source, x.schedule_id, x.first_from as at, 1 as rank, 'no_parking'::pg_catalog.text as reason
-        from run_rules x where x.activity <> 'parking'
-        union all
-        select y.source, y.schedule_id, w.at, 2, 'max_stay'
-        from (select x.*, private.cds_after(p_start, x.max_stay_unit, x.max_stay, x.tz) as limit_at
-              from run_rules x where x.max_stay is not null and x.activity = 'parking') y
         cross join lateral (
-            select pg_catalog.min(greatest(u.run_from, y.limit_at)) as at
-            from runs u
-            where u.source = y.source and u.schedule_id = y.schedule_id and u.curb_policy_id = y.curb_policy_id
-              and u.rule_index = y.rule_index and u.run_to > y.limit_at) w
-        where w.at is not null
+            select pg_catalog.array_agg(p.curb_policy_id) as policies, pg_catalog.array_agg(p.rule_index) as rules,
+                   pg_catalog.array_agg(p.piece_from) as froms, pg_catalog.array_agg(p.piece_to) as tos
+            from private.cds_schedule_pieces(sc.source, sc.schedule_id, sc.tz, p_start, p_end) p) g
+        cross join lateral (
+            select pg_catalog.array_agg(x.curb_policy_id order by x.run_from) as policies,
+                   pg_catalog.array_agg(x.rule_index order by x.run_from) as rules,
+                   pg_catalog.array_agg(x.run_from order by x.run_from) as froms,
+                   pg_catalog.array_agg(x.run_to order by x.run_from) as tos
+            from private.cds_runs(g.policies, g.rules, g.froms, g.tos) x) r
     ),
-    stops as (
-        select z.source, z.curb_zone_id,
-               (select t.reason
-                from (select ss.at, ss.rank, ss.reason from schedule_stops ss
-                      where ss.source = z.source and ss.schedule_id = z.schedule_id
-                      union all
-                      select z.zone_end, 3, 'no_data' where z.zone_end < p_end) t
-                order by t.at, t.rank limit 1) as reason
+    -- The same stops as cds_stay's (cds_stop), per zone: its end_date is its own.
+    zone_stops as materialized (
+        select z.source, z.curb_zone_id, z.schedule_id, st.reason
         from zones z
+        join schedule_runs sr on sr.source = z.source and sr.schedule_id = z.schedule_id
+        left join lateral private.cds_stop(z.source, sr.tz, p_start, p_end, z.zone_end, sr.policies, sr.rules,
+                                           sr.froms, sr.tos) st on true
     ),
-    tiers as (
-        select t.source, t.curb_policy_id, t.rule_index, t.rate, t.rate_unit, t.rate_unit_period, t.increment_duration,
-               t.increment_amount, t.maximum_fee, x.schedule_id, x.tz,
-               private.cds_after(p_start, t.rate_unit, t.start_duration, x.tz) as tier_from,
-               case when t.end_duration is null then 'infinity'::pg_catalog.timestamptz
-                    else private.cds_after(p_start, t.rate_unit, t.end_duration, x.tz) end as tier_to
-        from run_rules x
-        join cds.rates t on t.source = x.source and t.curb_policy_id = x.curb_policy_id and t.rule_index = x.rule_index
-        -- Only what an allowed stay is charged: a schedule that stops for every zone is not priced.
-        where exists (select from zones z join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
-                      where z.source = x.source and z.schedule_id = x.schedule_id and st.reason is null)
-    ),
-    -- Materialized: piece bounds as plain columns, so that cds_calendar_units is inlined (an argument
-    -- that is an expression and read several times in its body keeps it a function call, planned anew
-    -- on every call).
-    charge_pieces as materialized (
-        select t.*, greatest(u.run_from, t.tier_from) as piece_from, least(u.run_to, t.tier_to) as piece_to
-        from runs u
-        join tiers t on t.source = u.source and t.schedule_id = u.schedule_id and t.curb_policy_id = u.curb_policy_id
-                    and t.rule_index = u.rule_index
-    ),
-    charged as (
-        select p.source, p.schedule_id, p.increment_amount, p.maximum_fee,
-               private.cds_piece_charge(p.rate, p.rate_unit, p.rate_unit_period, p.increment_duration, p.piece_from,
-                                        p.piece_to, p_start, p.tz) as scaled_charge
-        from charge_pieces p
-        where p.piece_to > p.piece_from
-    ),
+    -- The same charges (cds_total), per schedule, and only where a zone's stay is allowed: a schedule
+    -- that stops for every zone is not priced.
     totals as (
-        select c.source, c.schedule_id, pg_catalog.ceil(pg_catalog.sum(c.scaled_charge) / week_us) as total,
-               pg_catalog.max(c.increment_amount) as largest_increment, pg_catalog.min(c.maximum_fee) as smallest_maximum
-        from charged c
-        group by c.source, c.schedule_id
+        select sr.source, sr.schedule_id, t.total
+        from schedule_runs sr
+        cross join lateral private.cds_total(sr.source, sr.tz, p_start, sr.policies, sr.rules, sr.froms, sr.tos) t
+        where exists (select from zone_stops zs
+                      where zs.source = sr.source and zs.schedule_id = sr.schedule_id and zs.reason is null)
     )
-    select z.source, z.curb_zone_id,
-           case when st.reason is null then
-               (select case when t.smallest_maximum is null then v.total else least(v.total, t.smallest_maximum) end
-                from (select case when t.largest_increment is null then coalesce(t.total, 0)
-                                  else pg_catalog.ceil(coalesce(t.total, 0) / t.largest_increment::numeric)
-                                       * t.largest_increment end as total) v)
-           end,
-           st.reason is null, st.reason
-    from zones z
-    join stops st on st.source = z.source and st.curb_zone_id = z.curb_zone_id
-    left join totals t on t.source = z.source and t.schedule_id = z.schedule_id;
+    select zs.source, zs.curb_zone_id, case when zs.reason is null then t.total end, zs.reason is null, zs.reason
+    from zone_stops zs
+    left join totals t on t.source = zs.source and t.schedule_id = zs.schedule_id;
 end
 $$;
 revoke all on function private.cds_compiled_costs(cds.zones[], timestamptz, timestamptz) from public;
