@@ -494,8 +494,9 @@ begin
                                            sr.froms, sr.tos) st on true
     ),
     -- The same charges (cds_total), per schedule, and only where a zone's stay is allowed: a schedule
-    -- that stops for every zone is not priced.
-    totals as (
+    -- that stops for every zone is not priced. Materialized: joined to the zones, it would be worked out
+    -- again for each of them.
+    totals as materialized (
         select sr.source, sr.schedule_id, t.total
         from schedule_runs sr
         cross join lateral private.cds_total(sr.source, sr.tz, p_start, sr.policies, sr.rules, sr.froms, sr.tos) t
