@@ -233,6 +233,29 @@ end;
 revoke all on function private.cds_total(text, text, timestamptz, uuid[], integer[], timestamptz[], timestamptz[])
     from public;
 
+-- The rules that may govern a zone whose policies are p_policy_ids, each with its policy's time spans and
+-- its rank: only rules for the general public (no user_classes or an empty list, or exactly car; a policy
+-- for named data source operators has none). At an instant, the first by rank whose policy applies then
+-- (one of its spans matches, or it has none) governs: the lowest priority number, a car rule before an
+-- everyone rule, then the lowest policy id and rule index (for determinism). The one definition of the
+-- candidates and their order: cds_stay's general path reads them per pattern, cds_compile_source per
+-- stretch of a schedule's week.
+create or replace function private.cds_candidate_rules(p_source text, p_policy_ids uuid[])
+    returns table(curb_policy_id uuid, rule_index integer, rank bigint, spans cds.time_spans[])
+    language sql stable parallel safe
+begin atomic
+    select p.curb_policy_id, r.rule_index,
+           pg_catalog.row_number() over (order by p.priority, pg_catalog.cardinality(r.user_classes) desc nulls last,
+                                                  p.curb_policy_id, r.rule_index),
+           array(select t from cds.time_spans t where t.source = p.source and t.curb_policy_id = p.curb_policy_id)
+    from cds.policies p
+    join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+    where p.source = p_source and p.curb_policy_id = any (p_policy_ids)
+      and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
+      and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[]);
+end;
+revoke all on function private.cds_candidate_rules(text, uuid[]) from public;
+
 -- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
 --
 -- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
@@ -372,15 +395,10 @@ begin
         -- The zone's rules for the general public, with their policy's spans: read once, then every
         -- pattern is matched against this handful instead of the whole of cds.rules and cds.time_spans.
         zone_rules as materialized (
-            select p.curb_policy_id, r.rule_index, p.priority, pg_catalog.cardinality(r.user_classes) as classes,
-                   array(select s from cds.time_spans s
-                         where s.source = p.source and s.curb_policy_id = p.curb_policy_id) as spans
-            from cds.zone_policies zp
-            join cds.policies p on p.source = zp.source and p.curb_policy_id = zp.curb_policy_id
-            join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
-            where zp.source = p_source and zp.curb_zone_id = p_zone
-              and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
-              and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
+            select cr.curb_policy_id, cr.rule_index, cr.rank, cr.spans
+            from (select pg_catalog.array_agg(zp.curb_policy_id) as ids from cds.zone_policies zp
+                  where zp.source = p_source and zp.curb_zone_id = p_zone) z
+            cross join lateral private.cds_candidate_rules(p_source, z.ids) cr
         ),
         -- Materialized: otherwise the planner may look the rule up once per piece after the join below.
         governed_patterns as materialized (
@@ -392,7 +410,7 @@ begin
                 where pg_catalog.cardinality(zr.spans) = 0
                    or exists (select from pg_catalog.unnest(zr.spans) s
                               where private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at)))
-                order by zr.priority, zr.classes desc nulls last, zr.curb_policy_id, zr.rule_index
+                order by zr.rank
                 limit 1) g on true
         ),
         governed as (

@@ -133,18 +133,11 @@ begin
     insert into cds.schedule_intervals (source, schedule_id, valid_from, valid_to, week_from, week_to,
                                         curb_policy_id, rule_index)
     with schedule_rules as materialized (
-        -- Exactly the candidates of cds_stay's general path (zone_rules there).
-        select sc.schedule_id, p.curb_policy_id, r.rule_index, p.priority,
-               pg_catalog.cardinality(r.user_classes) as classes,
-               array(select t from cds.time_spans t
-                     where t.source = p.source and t.curb_policy_id = p.curb_policy_id) as spans
+        -- The candidates of cds_stay's general path, ranked the same (cds_candidate_rules).
+        select sc.schedule_id, cr.curb_policy_id, cr.rule_index, cr.rank, cr.spans
         from cds.schedules sc
-        cross join lateral pg_catalog.unnest(sc.policy_ids) u(curb_policy_id)
-        join cds.policies p on p.source = sc.source and p.curb_policy_id = u.curb_policy_id
-        join cds.rules r on r.source = p.source and r.curb_policy_id = p.curb_policy_id
+        cross join lateral private.cds_candidate_rules(sc.source, sc.policy_ids) cr
         where sc.source = p_source and sc.compiled
-          and coalesce(pg_catalog.cardinality(p.data_source_operator_ids), 0) = 0
-          and (r.user_classes is null or r.user_classes <@ '{car}'::pg_catalog.text[])
     ),
     schedule_spans as (
         select distinct sr.schedule_id, t.time_of_day_start, t.time_of_day_end, t.start_date, t.end_date
@@ -200,8 +193,7 @@ begin
               or exists (select from pg_catalog.unnest(sr.spans) t
                          where private.cds_span_matches(t, e.valid_from,
                                                         monday + pg_catalog.make_interval(secs => s.week_from / 1000000.0))))
-        order by e.schedule_id, e.valid_from, s.week_from,
-                 sr.priority, sr.classes desc nulls last, sr.curb_policy_id, sr.rule_index
+        order by e.schedule_id, e.valid_from, s.week_from, sr.rank
     ),
     -- Adjacent stretches under one rule merged, per schedule and epoch: cds_runs, on a line where a week's
     -- microsecond w is the instant week_origin + w.
