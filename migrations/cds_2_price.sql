@@ -542,6 +542,7 @@ as $$
 #variable_conflict use_column
 declare
     stay_end pg_catalog.timestamptz;
+    zones cds.zones[];
     zone record;
     -- What cds_compiled_costs priced, by source/curb_zone_id.
     priced_keys pg_catalog.text[];
@@ -563,21 +564,22 @@ begin
     end if;
     stay_end := p_starts_at + pg_catalog.make_interval(secs => extract(epoch from p_duration)::double precision);
 
+    -- Each location's zone valid at the stay's start (the latest to start), once for both ways below.
+    zones := array(select z.v from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
+                   join lateral (
+                       select v from cds.zones v
+                       where v.location_id = ids.id and v.start_date <= p_starts_at
+                         and (v.end_date is null or v.end_date > p_starts_at)
+                       order by v.start_date desc
+                       limit 1) z on true);
+
     -- Compiled zones first, all in one statement; whatever it cannot price (an error in it, a total
     -- beyond 2^53 - 1, a zone not compiled) is priced below on its own.
     begin
         select pg_catalog.array_agg(c.source || '/' || c.curb_zone_id::pg_catalog.text), pg_catalog.array_agg(c.cost_cents),
                pg_catalog.array_agg(c.allowed), pg_catalog.array_agg(c.reason)
           into priced_keys, priced_costs, priced_allowed, priced_reasons
-        from private.cds_compiled_costs(
-                 array(select z.v from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
-                       join lateral (
-                           select v from cds.zones v
-                           where v.location_id = ids.id and v.start_date <= p_starts_at
-                             and (v.end_date is null or v.end_date > p_starts_at)
-                           order by v.start_date desc
-                           limit 1) z on true),
-                 p_starts_at, stay_end) c
+        from private.cds_compiled_costs(zones, p_starts_at, stay_end) c
         where c.cost_cents is null or c.cost_cents <= private.cds_max_safe_integer();
     exception when data_exception or program_limit_exceeded then
         priced_keys := null;
@@ -585,13 +587,7 @@ begin
 
     for zone in
         select z.location_id, z.source, z.curb_zone_id, s.currency, s.last_updated
-        from (select distinct l.id from pg_catalog.unnest(p_location_ids) l(id)) ids
-        join lateral (
-            select v.* from cds.zones v
-            where v.location_id = ids.id and v.start_date <= p_starts_at
-              and (v.end_date is null or v.end_date > p_starts_at)
-            order by v.start_date desc
-            limit 1) z on true
+        from pg_catalog.unnest(zones) z
         join cds.sources s on s.source = z.source
         order by z.location_id
     loop
