@@ -256,25 +256,27 @@ begin atomic
 end;
 revoke all on function private.cds_candidate_rules(text, uuid[]) from public;
 
--- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed.
+-- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed: the
+-- reference, one path from a stay to its cost. A compiled schedule only replaces steps 1 and 2 (the
+-- governed pieces, looked up by cds_schedule_pieces); steps 3 to 5 are the same functions either way
+-- (cds_runs, cds_stop, cds_total), and cds_compiled_costs calls them too.
 --
 -- 1. The stay is cut where the governing rule may change: local midnights, every time span's start and
 --    end on each local day, span and zone dates, and every quarter hour of a day whose UTC offset
 --    changes (a local time that a DST change skips or repeats has no single instant).
--- 2. Each piece is governed by the lowest-priority-number policy that applies at its start and has a
---    rule for the general public (no user_classes, or only car; a car rule beats an everyone rule; a
---    policy for named data source operators has none).
+-- 2. Each piece is governed by the first candidate rule (cds_candidate_rules: the general public's, by
+--    policy priority, car before everyone) whose policy applies at its start.
 --    No such policy: the feed regulates nothing then, so parking is allowed and free.
 --    Whether a span matches depends only on the piece's local weekday, day of month (when a span names
 --    days of month), month (when a span names months), local time of day, and on which side of each
 --    span date it lies: the governing rule is looked up once per such pattern, not once per piece, so a
 --    year-long stay costs a few dozen lookups, not thousands.
--- 3. Consecutive pieces under one rule form a run. The stay stops at the first run that is not allowed:
+-- 3. Consecutive pieces under one rule form a run (cds_runs). The stay stops (cds_stop) at the first run that is not allowed:
 --    a governing activity other than parking (no_parking), time under a rule past its max_stay counted
 --    from the stay's start (max_stay), or time past the zone's end_date (no_data); at the same instant,
 --    in that order. Nothing is charged then. The stay's first day is looked at first, alone: a stay that
 --    stops within it costs a day's work however long it was meant to be.
--- 4. Runs are cut again by rate tiers (start_duration and end_duration count rate units from the stay's
+-- 4. Runs are cut again (cds_total) by rate tiers (start_duration and end_duration count rate units from the stay's
 --    start). Each (run, tier) is charged rate per unit, prorated (rolling) or per local calendar unit
 --    touched (calendar), after rounding up to whole increment_duration units. Sums are exact: fixed
 --    units are kept in week-microsecond fractions.
@@ -458,8 +460,8 @@ $$;
 revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) from public;
 
 -- The stay priced in every zone of `p_zones` whose schedule is compiled, in one statement: what
--- cds_stay does per zone (its compiled path, then the same stops and the same charges), with the runs
--- worked out once per schedule (zones that share their policies share them) and every location of a
+-- cds_stay's compiled path does per zone, with the same functions (cds_schedule_pieces, cds_runs,
+-- cds_stop, cds_total), the runs and the total worked out once per schedule (zones that share their policies share them) and every location of a
 -- quote priced by one plan instead of three statements each (as separate statements, starting their
 -- plans cost more than running them: about 0.4 ms per location for a 2-hour stay). The whole stay is
 -- looked at, not its first day first: compiled runs are cheap, and a location-days bound holds the rest.
