@@ -256,6 +256,20 @@ begin atomic
 end;
 revoke all on function private.cds_candidate_rules(text, uuid[]) from public;
 
+-- One row when a policy whose time spans are `spans` applies at `at` (local time `local_at`): one of its
+-- spans matches, or it has none; no row otherwise. The one definition: cds_stay's general path and
+-- cds_compile_source ask it, inside EXISTS, for each candidate rule (a set-returning SQL function, so
+-- that it is inlined there; a boolean one holding EXISTS would be a function call each time).
+create or replace function private.cds_policy_applies(spans cds.time_spans[], at timestamptz, local_at timestamp)
+    returns table(applies boolean)
+    language sql stable parallel safe
+begin atomic
+    select true
+    where pg_catalog.cardinality(spans) = 0
+       or exists (select from pg_catalog.unnest(spans) s where private.cds_span_matches(s, at, local_at));
+end;
+revoke all on function private.cds_policy_applies(cds.time_spans[], timestamptz, timestamp) from public;
+
 -- What parking in zone (p_source, p_zone) from p_start to p_end costs, and whether it is allowed: the
 -- reference, one path from a stay to its cost. A compiled schedule only replaces steps 1 and 2 (the
 -- governed pieces, looked up by cds_schedule_pieces); steps 3 to 5 are the same functions either way
@@ -409,9 +423,8 @@ begin
             left join lateral (
                 select zr.curb_policy_id, zr.rule_index
                 from zone_rules zr
-                where pg_catalog.cardinality(zr.spans) = 0
-                   or exists (select from pg_catalog.unnest(zr.spans) s
-                              where private.cds_span_matches(s, pt.sample_at, pg_catalog.timezone(tz, pt.sample_at)))
+                where exists (select from private.cds_policy_applies(zr.spans, pt.sample_at,
+                                                                     pg_catalog.timezone(tz, pt.sample_at)))
                 order by zr.rank
                 limit 1) g on true
         ),

@@ -189,10 +189,8 @@ begin
         join stretches s on s.schedule_id = e.schedule_id
         left join schedule_rules sr
           on sr.schedule_id = e.schedule_id
-         and (pg_catalog.cardinality(sr.spans) = 0
-              or exists (select from pg_catalog.unnest(sr.spans) t
-                         where private.cds_span_matches(t, e.valid_from,
-                                                        monday + pg_catalog.make_interval(secs => s.week_from / 1000000.0))))
+         and exists (select from private.cds_policy_applies(sr.spans, e.valid_from,
+                                                            monday + pg_catalog.make_interval(secs => s.week_from / 1000000.0)))
         order by e.schedule_id, e.valid_from, s.week_from, sr.rank
     ),
     -- Adjacent stretches under one rule merged, per schedule and epoch: cds_runs, on a line where a week's
