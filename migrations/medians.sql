@@ -17,6 +17,23 @@ end
 $$;
 revoke all on function private.rate_kind_argument(text) from public;
 
+-- A location_ids argument of at most max_median_locations() ids, or 22023 naming the bound: the one check
+-- of it, for price_medians (report_medians), published_cost and price_quotes. A null list passes (callers
+-- read it as none); a location named twice counts twice.
+create or replace function private.check_location_count(location_ids text[]) returns void
+    language plpgsql immutable set search_path = ''
+as $$
+begin
+    if pg_catalog.cardinality(check_location_count.location_ids) > private.max_median_locations() then
+        raise exception using errcode = '22023',
+            message = pg_catalog.format('too many location_ids: %s, at most %s per call',
+                                        pg_catalog.cardinality(check_location_count.location_ids),
+                                        private.max_median_locations());
+    end if;
+end
+$$;
+revoke all on function private.check_location_count(text[]) from public;
+
 -- A group's queued reports. A function of its own so that the planner sees a group's usual handful
 -- (ROWS), and always reads them by index (enable_seqscan): the queue's statistics are dominated by
 -- whichever locations day-old identities report at (a benchmark's fresh reporters, a sybil flood).
@@ -266,11 +283,7 @@ declare
                                              else array[report_medians.rate_kind::pg_catalog.text] end;
     locations pg_catalog.text[] := report_medians.location_ids;
 begin
-    if pg_catalog.cardinality(locations) > private.max_median_locations() then
-        raise exception using errcode = '22023',
-            message = pg_catalog.format('too many location_ids: %s, at most %s per call',
-                                        pg_catalog.cardinality(locations), private.max_median_locations());
-    end if;
+    perform private.check_location_count(locations);
     -- Bounded by what the caller sent, then each location once.
     if locations is not null then
         locations := array(select distinct l.location_id from pg_catalog.unnest(locations) l(location_id)

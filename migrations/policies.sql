@@ -3,7 +3,7 @@
 -- and nowhere else (0001_roles.sql's old text created four of them; superseded.txt). Every grant, revoke and ownership change
 -- pricesvc makes is here (versioned files numbered up to 0014 made some too; this file re-declares each
 -- of them). The functions live in the other repeatable files (settings.sql, auth.sql, limits.sql,
--- median_store.sql, medians.sql, published_rates.sql, reports.sql); tables and types in the versioned
+-- median_store.sql, medians.sql, cds_*.sql, published_rates.sql, reports.sql); tables and types in the versioned
 -- NNNN_*.sql files. scripts/dev/lint-migrations.py and integration/pgtap/06_layout.sql hold the tree to this.
 --
 -- Repeatable, and always the last file `pricesvc migrate` applies: after the versioned files and the
@@ -358,7 +358,7 @@ revoke all on all tables in schema auth from public, anon, authenticated, price_
 revoke all on all sequences in schema auth from public, anon, authenticated, price_analyst, authenticator;
 
 ------------------------------------------------------------------------------------------------------
--- Published rates (schema cds; the functions are in published_rates.sql)
+-- Published rates (schema cds; the functions are in cds_*.sql and published_rates.sql)
 ------------------------------------------------------------------------------------------------------
 
 -- Published rates are public data: analysts read the tables directly. Nobody else reads or writes them:

@@ -130,7 +130,7 @@ create or replace function private.analyst_session_limits() returns text[]
 revoke all on function private.analyst_session_limits() from public;
 
 ------------------------------------------------------------------------------------------------------
--- Published rates (published_rates.sql)
+-- Published rates (cds_*.sql, published_rates.sql)
 ------------------------------------------------------------------------------------------------------
 
 -- The longest stay priced in one call.
@@ -147,6 +147,21 @@ create or replace function private.cds_max_location_days() returns integer
     language sql immutable parallel safe
     return 1830;
 revoke all on function private.cds_max_location_days() from public;
+
+-- The largest published cost the engine answers, 2^53 - 1 minor units: what a JSON client holds exactly.
+-- A larger total is a feed error (the importer's bounds keep feeds below it).
+create or replace function private.cds_max_safe_integer() returns bigint
+    language sql immutable parallel safe
+    return 9007199254740991;
+revoke all on function private.cds_max_safe_integer() from public;
+
+-- Microseconds in a week: every fixed unit divides it, so charges are summed exactly as fractions of it,
+-- and a compiled schedule measures its local week in it (0019's check on cds.schedule_intervals repeats
+-- the number: a versioned file cannot call a function).
+create or replace function private.cds_week_microseconds() returns bigint
+    language sql immutable parallel safe
+    return 604800000000;
+revoke all on function private.cds_week_microseconds() from public;
 
 ------------------------------------------------------------------------------------------------------
 -- Places (places.sql)
@@ -206,7 +221,7 @@ create or replace function private.places_lock_namespace() returns integer
     return 1886151027;
 revoke all on function private.places_lock_namespace() from public;
 
--- Sources with more distinct policy sets than this are not compiled (published_rates.sql,
+-- Sources with more distinct policy sets than this are not compiled (cds_3_compile.sql,
 -- cds_compile_source): their quotes take the general path.
 create or replace function private.cds_compiled_max_schedules() returns integer
     language sql immutable parallel safe

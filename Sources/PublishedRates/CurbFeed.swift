@@ -109,7 +109,7 @@ public struct CurbFeed: Sendable, Equatable {
 }
 
 /// How far a feed's numbers may reach, so that pricing a stay never overflows: checked at import, naming
-/// the JSON path (the database prices anything left over as `feed_error`, see published_rates.sql).
+/// the JSON path (the database prices anything left over as `feed_error`, see migrations/cds_2_price.sql).
 public enum FeedBounds {
     /// Every duration (max_stay, no_return, tier bounds, increments) in its unit: at most 100 years.
     public static let horizonYears: Int64 = 100

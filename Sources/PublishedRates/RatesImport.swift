@@ -1,7 +1,7 @@
 import PriceJSON
 
 /// The files of one source, checked together and turned into the one document
-/// `private.cds_replace_source(source, document)` loads (see migrations/published_rates.sql).
+/// `private.cds_replace_source(source, document)` loads (see migrations/cds_4_load.sql).
 ///
 /// Files may split a feed (zones in one, policies in another); they must agree on `time_zone` and
 /// `currency`. The newest `last_updated` is the import's; `author` and `license_url` come from the first

@@ -312,11 +312,12 @@ def test_a_repeatable_file_that_changes_data_or_tables_is_refused(env, migration
     assert "medians.sql:" in result.stdout and "after-step" in result.stdout
 
 
-def test_published_rates_sql_keeps_its_one_do_block_and_no_second(env, migrations_copy):
-    """The allow-list names one file and one statement: published_rates.sql's first compile, until the
-    pricing engine split moves it."""
-    with (migrations_copy / "published_rates.sql").open("a") as published:
-        published.write("do $$ begin perform 1; end $$;\n")
+def test_no_repeatable_file_is_allowed_a_do_block(env, migrations_copy):
+    """No exceptions are left: the CDS engine's first compile is after-step 0032 now, so a DO block in any
+    of its files (or published_rates.sql) is refused like anywhere else."""
+    for name in ("published_rates.sql", "cds_3_compile.sql"):
+        with (migrations_copy / name).open("a") as file:
+            file.write("do $$ begin perform 1; end $$;\n")
     result = lint(env, "--no-database", "--migrations", str(migrations_copy))
     assert result.returncode == 1, result.stdout
-    assert "published_rates.sql:" in result.stdout
+    assert "published_rates.sql:" in result.stdout and "cds_3_compile.sql:" in result.stdout

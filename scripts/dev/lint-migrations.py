@@ -43,10 +43,7 @@ NOT_DEFINITIONS = (
     (re.compile(r"alter\s+(?:table|domain)\b"), "alters a table or domain"),
 )
 # Exceptions, each a file and how many statements of a kind it may still hold.
-ALLOWED = {
-    # Its first compile of sources imported before 0019: moved when the pricing engine split lands.
-    ("published_rates.sql", "runs a DO block"): 1,
-}
+ALLOWED: dict[tuple[str, str], int] = {}
 # Schemas whose every function, but an extension's, must come from a repeatable file. public counts
 # whole: in the test database nothing but pricesvc puts functions there (policies.sql, which may run
 # beside other software, names pricesvc's own).
