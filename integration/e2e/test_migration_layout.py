@@ -321,3 +321,29 @@ def test_no_repeatable_file_is_allowed_a_do_block(env, migrations_copy):
     result = lint(env, "--no-database", "--migrations", str(migrations_copy))
     assert result.returncode == 1, result.stdout
     assert "published_rates.sql:" in result.stdout and "cds_3_compile.sql:" in result.stdout
+
+
+def test_the_first_compile_after_step_compiles_every_source_imported_before_compiled_schedules(env, databases):
+    """0032_cds_first_compile.after.sql, on a database whose sources have no compiled schedule (as one
+    imported before 0019 has): the one migrate that applies it compiles every zone, and quotes then take the
+    compiled path with the same costs."""
+    name = databases.create("first_compile")
+    migrate(env, name, REPO / "migrations")
+    url = f"postgresql:///{name}?host={env.pghost}&user={env.pguser}"
+    imported = env.run("import-rates", "--migration-database-url", url, "--source", "first-compile",
+                       str(REPO / "integration/fixtures/cds/example-city.json"), timeout=120)
+    assert imported.returncode == 0, imported.stderr
+    cost = ("select string_agg(format('%s %s %s', q.location_id, q.published_cents, q.published_allowed), ';' "
+            "order by q.location_id) from public.price_quotes((select array_agg(z.location_id) from cds.zones z "
+            "where z.source = 'first-compile'), 'hourly', '2026-03-03 10:00 America/Los_Angeles', '2 hours') q")
+    compiled_cost = psql(env, name, "-c", cost).strip()
+    # What a database from before 0019 holds: zones without schedules, and no record of the step.
+    psql(env, name, "-c", "update cds.zones set schedule_id = null where source = 'first-compile'",
+         "-c", "delete from cds.schedules where source = 'first-compile'",
+         "-c", "delete from pricesvc_meta.schema_migrations where name = '0032_cds_first_compile.after.sql'")
+    assert psql(env, name, "-c", "select count(*) from cds.zones where source = 'first-compile' "
+                                 "and schedule_id is null").strip() != "0"
+    migrate(env, name, REPO / "migrations")
+    assert psql(env, name, "-c", "select count(*) from cds.zones where source = 'first-compile' "
+                                 "and schedule_id is null").strip() == "0"
+    assert psql(env, name, "-c", cost).strip() == compiled_cost
