@@ -17,6 +17,11 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd -P)
 export PATH=/opt/swift/usr/bin:$PATH
+# Every build in this run (the release binary here, `make run` and `make demo` inside the e2e suites) names
+# the same commit: without this, a file edited while the suites run makes `git describe --dirty` change,
+# and the e2e suite's `make run` relinks .build/release/pricesvc while other tests are starting it ("Text
+# file busy"). Plugins/BuildCommit reads BUILD_COMMIT and rewrites nothing when it is unchanged.
+export BUILD_COMMIT=${BUILD_COMMIT:-$(git -c safe.directory='*' describe --always --dirty --abbrev=12 --match 'v[0-9]*' 2>/dev/null || echo unknown)}
 state=$root/var/test
 bin=$root/.build/release/pricesvc
 all=0
