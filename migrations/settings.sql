@@ -1,5 +1,5 @@
 -- Every tunable rule and shared constant, in one place: the first repeatable file `pricesvc migrate`
--- applies (MigrationPlanner.firstFileName), so every other file's functions may read these.
+-- applies (MigrationLayout.pricesvc.firstFileName), so every other file's functions may read these.
 -- IMMUTABLE SQL functions, so the planner folds them into constants. To change one, edit it here: the
 -- next `pricesvc migrate` replaces it. Rows already stored are not re-checked, but for what the medians
 -- depend on: the threshold, the window, maturity, the threshold mode, the band width and the fold margin.
