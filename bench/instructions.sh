@@ -6,7 +6,7 @@
 # check, building the query, libpq, libmicrohttpd, allocation), not the kernel's share of a request
 # nor PostgreSQL's. Use it to see what a change to the request path costs or saves.
 #
-#   bench/instructions.sh [submit|medians|healthz]   (default submit)
+#   bench/instructions.sh [submit|medians|places|healthz]   (default submit)
 #
 # Needs the benchmark's database, kept by an earlier `BENCH_KEEP_PG=1 bench/run.sh`, and valgrind
 # (apt-get install valgrind). Settings: BENCH_INSTRUCTION_SECONDS (10, the counted run),
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-submit}
-case $mode in submit|medians|healthz) ;; *) echo "usage: bench/instructions.sh [submit|medians|healthz]" >&2; exit 2 ;; esac
+case $mode in submit|medians|places|healthz) ;; *) echo "usage: bench/instructions.sh [submit|medians|places|healthz]" >&2; exit 2 ;; esac
 seconds=${BENCH_INSTRUCTION_SECONDS:-10}
 case $seconds in ''|*[!0-9]*|0) echo "BENCH_INSTRUCTION_SECONDS must be a whole number of seconds >= 1" >&2; exit 2 ;; esac
 bin=${PRICESVC_BIN:-.build/release/pricesvc}
@@ -52,7 +52,7 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
 port=
 for _ in $(seq 600); do
-  port=$(sed -n 's|^pricesvc: listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$out/pricesvc.log")
+  port=$(sed -n 's|^pricesvc: listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$out/pricesvc.log" 2>/dev/null || true)
   [ -n "$port" ] && break
   kill -0 "$pid" 2>/dev/null || { cat "$out/pricesvc.log" >&2; exit 1; }
   sleep 0.1
