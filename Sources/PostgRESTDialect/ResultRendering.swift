@@ -94,7 +94,7 @@ extension ReadOptions {
             writer.beginArray()
             for row in page {
                 Self.object(cells, row: row, fields: fields, types: types, stripNulls: stripNulls, scratch: &scratch, into: &writer)
-                if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
+                if writer.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
             }
             writer.endArray()
             let media = stripNulls ? "application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8" : "application/json; charset=utf-8"
@@ -131,7 +131,7 @@ extension ReadOptions {
                 writer.key("properties")
                 Self.object(cells, row: row, fields: properties, types: types, stripNulls: false, scratch: &scratch, into: &writer)
                 writer.endObject()
-                if writer.bytes.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
+                if writer.count >= maxBytes { return Self.tooLarge(maxBytes, rows: page.count) }
             }
             writer.endArray()
             writer.endObject()
@@ -142,7 +142,7 @@ extension ReadOptions {
             var scratch: [UInt8] = []
             Self.object(cells, row: page[0], fields: fields, types: types, stripNulls: stripNulls, scratch: &scratch,
                         into: &writer)
-            if writer.bytes.count > maxBytes { return Self.tooLarge(maxBytes, rows: 1) }
+            if writer.count > maxBytes { return Self.tooLarge(maxBytes, rows: 1) }
             let media = "application/vnd.pgrst.object+json\(stripNulls ? "; nulls=stripped" : ""); charset=utf-8"
             return HTTPResponse(status: status, headers: [("Content-Type", media)] + headers, body: writer.bytes)
         }

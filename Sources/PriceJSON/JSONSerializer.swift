@@ -50,20 +50,31 @@ enum JSONString {
     /// Runs without anything to escape are copied whole. No `reserveCapacity` here: reserving the exact
     /// size on every call defeats the array's geometric growth, and a body is written in many calls.
     static func appendEscaped(bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        forEachRun(of: bytes) { run, escaped in
+            output.append(contentsOf: run)
+            if let escaped { appendEscape(for: escaped, to: &output) }
+        }
+    }
+
+    /// The one rule of what a JSON string escapes: splits `bytes` into runs that are copied as they are,
+    /// each followed by the byte that must be escaped (`"`, `\` or a control character), or by nil after
+    /// the last run. `JSONWriter`'s buffer and `appendEscaped` both write through it.
+    @inline(__always)
+    static func forEachRun(of bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, UInt8?) -> Void) {
         var runStart = 0
         for index in 0..<bytes.count {
             let byte = bytes[index]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-            appendEscape(for: byte, to: &output)
+            body(UnsafeBufferPointer(rebasing: bytes[runStart..<index]), byte)
             runStart = index + 1
         }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        body(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]), nil)
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private static func appendEscape(for byte: UInt8, to output: inout [UInt8]) {
+    /// The escape of one byte that must not appear raw in a JSON string (`JSONBytes` uses it too).
+    static func appendEscape(for byte: UInt8, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\\"))
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)

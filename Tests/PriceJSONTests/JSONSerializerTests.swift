@@ -84,4 +84,35 @@ import Testing
         #expect(prepared.text == plain.text)
         #expect(plain.text.hasPrefix(#"[{"a":"v\"\u0001a","k\"ey":"#))
     }
+
+    @Test func aCopiedWriterKeepsWhatItHadWhenTheOtherWrites() {
+        var first = JSONWriter(capacity: 1)
+        first.beginArray()
+        first.string("shared")
+        var second = first
+        first.number(1)
+        second.bool(true)
+        second.null()
+        first.endArray()
+        second.endArray()
+        #expect(first.text == #"["shared",1]"#)
+        #expect(second.text == #"["shared",true,null]"#)
+    }
+
+    @Test func growsPastItsCapacityAndCountsWhatItWrote() {
+        var writer = JSONWriter(capacity: 1)
+        var expected: [UInt8] = Array("[".utf8)
+        writer.beginArray()
+        for index in 0..<2_000 {
+            let text = String(repeating: "x\u{1}\"", count: index % 7) + "\(index)"
+            writer.string(text)
+            if index > 0 { expected.append(UInt8(ascii: ",")) }
+            expected += Array(JSONString.quoted(text).utf8)
+            #expect(writer.count == expected.count)
+        }
+        writer.endArray()
+        expected.append(UInt8(ascii: "]"))
+        #expect(writer.bytes == expected)
+        #expect(writer.text == String(decoding: expected, as: UTF8.self))
+    }
 }
