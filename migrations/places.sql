@@ -117,9 +117,13 @@ as $$
            order by c.geog operator(extensions.<->) places_nearest.origin
            limit places_nearest.max_results)
           union all
-          -- And the ones that do not hold at `at`, computed from the rule at that instant.
+          -- And the ones that do not hold at `at`, computed from the rule at that instant. Only if some row
+          -- does not hold at `at` (one probe of each time index): that is usually none where the maintenance
+          -- fold runs, and then the call (a PL/pgSQL frame that sets two settings) is not made at all.
           (select 'community', l.location_id, null, 'parking', l.lat, l.lng, l.geog
            from private.community_places_live(places_nearest.origin, places_nearest.radius_m, places_nearest.at) l
+           where exists (select from private.community_places s where s.valid_until <= places_nearest.at)
+              or exists (select from private.community_places s where s.refreshed_at > places_nearest.at)
            order by l.geog operator(extensions.<->) places_nearest.origin
            limit places_nearest.max_results)) k
     where extensions.st_dwithin(k.geog, places_nearest.origin, places_nearest.radius_m, false)
