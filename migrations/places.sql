@@ -192,6 +192,12 @@ revoke all on function private.places_check_range(text, double precision, double
 -- indexes' whatever the values (places_nearest). A plan kept for the session must not depend on the
 -- statistics of the moment either (a median_queue that was empty when it was made: medians.sql), so no
 -- sequential scans here; cds_published_cost sets its own.
+-- Every statement a call runs costs it more than its rows do (bench row 16: the executor's start of each
+-- plan, and each function in it, is a fixed cost per call), so a search is as few statements as its answer
+-- needs: the KNN scan sorted once into the answer's rows; the probe of the median store; and a query
+-- adding medians and published costs only when a place has some or there is a stay. Backend CPU per call
+-- (500 m, 20 results, no stay, over 1 M places, in a loop): 0.49 ms before this layout, 0.36 ms with it,
+-- of which the KNN scan itself is 0.17 ms and the store's probe (two index probes per place) 0.07 ms.
 create or replace function public.places_nearby(lat double precision, lng double precision, radius_m integer default 500,
                                                 rate_kind text default 'hourly', starts_at timestamptz default null,
                                                 duration interval default null, max_results integer default 20)
