@@ -13,7 +13,9 @@
 -- rate per unit, prorated (rolling) or per local calendar unit touched (calendar), after rounding up to
 -- whole increment_duration units; units of a month or more count from the stay's start (cds_elapsed).
 -- Shared by cds_stay and cds_compiled_costs. A SQL function without SET, called with plain columns, so
--- the planner inlines it (and cds_calendar_units in it).
+-- the planner inlines it (and cds_calendar_units in it). Inlined, it is one expression that every
+-- execution of a plan holding it compiles anew, so cds_calendar_units (most of it) appears once: a whole
+-- number of units divided by 1 and rounded up is itself, so no increment_duration is an increment of 1.
 create or replace function private.cds_piece_charge(rate integer, rate_unit text, rate_unit_period text,
                                                     increment_duration integer, piece_from timestamptz,
                                                     piece_to timestamptz, stay_start timestamptz, time_zone text)
@@ -22,10 +24,8 @@ create or replace function private.cds_piece_charge(rate integer, rate_unit text
     return case
         when rate_unit_period = 'calendar' then
             rate * private.cds_week_microseconds()::numeric
-                 * case when increment_duration is null
-                        then private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
-                        else pg_catalog.ceil(private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
-                                             / increment_duration::numeric) * increment_duration end
+                 * (pg_catalog.ceil(private.cds_calendar_units(piece_from, piece_to, rate_unit, time_zone)
+                                    / coalesce(increment_duration, 1)::numeric) * coalesce(increment_duration, 1))
         when private.cds_unit_seconds(rate_unit) is not null then
             case when increment_duration is null
                  then rate * extract(epoch from piece_to - piece_from)
@@ -301,7 +301,7 @@ revoke all on function private.cds_policy_applies(cds.time_spans[], timestamptz,
 -- its shape does not depend on the arguments.
 create or replace function private.cds_stay(p_source text, p_zone uuid, p_start timestamptz, p_end timestamptz)
     returns table(cost_cents bigint, allowed boolean, reason text)
-    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan set enable_seqscan = on
 as $$
 #variable_conflict use_column
 declare
@@ -474,9 +474,13 @@ revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) fr
 
 -- The stay priced in every zone of `p_zones` whose schedule is compiled, in one statement: what
 -- cds_stay's compiled path does per zone, with the same functions (cds_schedule_pieces, cds_runs,
--- cds_stop, cds_total), the runs and the total worked out once per schedule (zones that share their policies share them) and every location of a
+-- cds_stop, cds_total), the runs and the total worked out once per schedule (zones that share their
+-- policies share them), the stops once per schedule and zone end_date, and every location of a
 -- quote priced by one plan instead of three statements each (as separate statements, starting their
--- plans cost more than running them: about 0.4 ms per location for a 2-hour stay). The whole stay is
+-- plans cost more than running them: about 0.4 ms per location for a 2-hour stay). Starting this plan is
+-- still about a third of its cost. No sequential scans: the generic plan read cds.time_zone_offsets
+-- whole (the rows of every time zone) and filtered it, once per schedule, where an index probe reads
+-- one row (0.03 ms a schedule, measured on the benchmark's feed). The whole stay is
 -- looked at, not its first day first: compiled runs are cheap, and a location-days bound holds the rest.
 -- Zones without a compiled schedule are absent. An error (an overflow the feed's values cause) ends the
 -- statement: the caller then prices each zone on its own with cds_stay, which stops at the first piece
@@ -485,6 +489,7 @@ revoke all on function private.cds_stay(text, uuid, timestamptz, timestamptz) fr
 create or replace function private.cds_compiled_costs(p_zones cds.zones[], p_start timestamptz, p_end timestamptz)
     returns table(source text, curb_zone_id uuid, cost_cents numeric, allowed boolean, reason text)
     language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan
+    set enable_seqscan = off
 as $$
 #variable_conflict use_column
 begin
@@ -503,7 +508,8 @@ begin
         from zones z join cds.sources s on s.source = z.source
     ),
     -- Each schedule's runs, once for the zones that share it: its governed pieces looked up
-    -- (cds_schedule_pieces), merged (cds_runs).
+    -- (cds_schedule_pieces), merged (cds_runs). The runs' arrays are in no particular order (the four in
+    -- the same one): cds_stop and cds_total read them as a set.
     schedule_runs as materialized (
         select sc.source, sc.schedule_id, sc.tz, r.policies, r.rules, r.froms, r.tos
         from schedules sc
@@ -512,19 +518,27 @@ begin
                    pg_catalog.array_agg(p.piece_from) as froms, pg_catalog.array_agg(p.piece_to) as tos
             from private.cds_schedule_pieces(sc.source, sc.schedule_id, sc.tz, p_start, p_end) p) g
         cross join lateral (
-            select pg_catalog.array_agg(x.curb_policy_id order by x.run_from) as policies,
-                   pg_catalog.array_agg(x.rule_index order by x.run_from) as rules,
-                   pg_catalog.array_agg(x.run_from order by x.run_from) as froms,
-                   pg_catalog.array_agg(x.run_to order by x.run_from) as tos
+            select pg_catalog.array_agg(x.curb_policy_id) as policies,
+                   pg_catalog.array_agg(x.rule_index) as rules,
+                   pg_catalog.array_agg(x.run_from) as froms,
+                   pg_catalog.array_agg(x.run_to) as tos
             from private.cds_runs(g.policies, g.rules, g.froms, g.tos) x) r
     ),
-    -- The same stops as cds_stay's (cds_stop), per zone: its end_date is its own.
-    zone_stops as materialized (
-        select z.source, z.curb_zone_id, z.schedule_id, st.reason
-        from zones z
-        join schedule_runs sr on sr.source = z.source and sr.schedule_id = z.schedule_id
-        left join lateral private.cds_stop(z.source, sr.tz, p_start, p_end, z.zone_end, sr.policies, sr.rules,
+    -- The same stops as cds_stay's (cds_stop), once per schedule and zone end_date (the only thing of a
+    -- zone's own that a stop reads): the zones that share both share the answer.
+    schedule_stops as materialized (
+        select sr.source, sr.schedule_id, e.zone_end, st.reason
+        from schedule_runs sr
+        join (select distinct z.source, z.schedule_id, z.zone_end from zones z) e
+          on e.source = sr.source and e.schedule_id = sr.schedule_id
+        left join lateral private.cds_stop(sr.source, sr.tz, p_start, p_end, e.zone_end, sr.policies, sr.rules,
                                            sr.froms, sr.tos) st on true
+    ),
+    zone_stops as (
+        select z.source, z.curb_zone_id, z.schedule_id, ss.reason
+        from zones z
+        join schedule_stops ss on ss.source = z.source and ss.schedule_id = z.schedule_id
+                              and ss.zone_end is not distinct from z.zone_end
     ),
     -- The same charges (cds_total), per schedule, and only where a zone's stay is allowed: a schedule
     -- that stops for every zone is not priced. Materialized: joined to the zones, it would be worked out
@@ -548,11 +562,14 @@ revoke all on function private.cds_compiled_costs(cds.zones[], timestamptz, time
 -- a total beyond 2^53 - 1: a feed the importer's bounds predate, or one loaded around them) answers
 -- reason 'feed_error' for that location, and the other locations of the call are unaffected. A
 -- cancellation (statement timeout) is not caught: it ends the call. Generic plans: custom ones were
--- planned anew on every call, which cost more than running them.
+-- planned anew on every call, which cost more than running them. No sequential scans: a plan kept for the
+-- session must not depend on how few zones there were when it was made (over the benchmark's 13, each
+-- location's zone was a scan and a sort instead of one probe of zones_location_id_start_key).
+-- cds_stay, the general path, sets them back on for its own plans, as they were planned before.
 create or replace function private.cds_published_cost(p_location_ids text[], p_starts_at timestamptz, p_duration interval)
     returns table(location_id text, currency text, cost_cents bigint, allowed boolean, reason text, source text,
                   last_updated timestamptz)
-    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan set enable_seqscan = on
+    language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan set enable_seqscan = off
 as $$
 #variable_conflict use_column
 declare
@@ -599,6 +616,20 @@ begin
     exception when data_exception or program_limit_exceeded then
         priced_keys := null;
     end;
+
+    -- Every zone priced there (the usual case: one row per zone, none left out): the rows the loop below
+    -- would return, one per zone in location order, returned by one statement instead.
+    if pg_catalog.cardinality(priced_keys) = pg_catalog.cardinality(zones) then
+        return query
+        select z.location_id, s.currency, c.cost::pg_catalog.int8, c.allowed, c.reason, z.source, s.last_updated
+        from pg_catalog.unnest(zones) z
+        join cds.sources s on s.source = z.source
+        join rows from (pg_catalog.unnest(priced_keys), pg_catalog.unnest(priced_costs), pg_catalog.unnest(priced_allowed),
+                        pg_catalog.unnest(priced_reasons)) c(key, cost, allowed, reason)
+          on c.key = z.source || '/' || z.curb_zone_id::pg_catalog.text
+        order by z.location_id;
+        return;
+    end if;
 
     for zone in
         select z.location_id, z.source, z.curb_zone_id, s.currency, s.last_updated

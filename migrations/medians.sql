@@ -327,11 +327,15 @@ begin
           join private.median_summaries s on s.location_id = c.location_id and s.rate_kind = c.rate_kind
           where c.ready
           union all
+          -- Called only when some group is not ready: for none it answers nothing, and calling it (its
+          -- settings set and reset) took 0.009 ms of a call whose every group was read from its summary.
           select e.*
-          from private.report_medians_exact(
-                   array(select c.location_id from checked c where not c.ready order by c.location_id, c.rate_kind),
-                   array(select c.rate_kind from checked c where not c.ready order by c.location_id, c.rate_kind),
-                   now_at) e) a
+          from (select array(select c.location_id from checked c where not c.ready order by c.location_id, c.rate_kind)
+                           as locations,
+                       array(select c.rate_kind from checked c where not c.ready order by c.location_id, c.rate_kind)
+                           as kinds) x
+          cross join lateral private.report_medians_exact(x.locations, x.kinds, now_at) e
+          where pg_catalog.cardinality(x.locations) > 0) a
     order by 1, 2, 3;
 end
 $$;
