@@ -242,13 +242,7 @@ begin
         -- The stay's own checks (22023), before anything is searched.
         perform from private.cds_published_cost('{}'::pg_catalog.text[], places_nearby.starts_at, places_nearby.duration);
     end if;
-    -- A known kind is cast as it is; rate_kind_argument (an exception block, so a subtransaction each call)
-    -- only names the unknown one.
-    if places_nearby.rate_kind = any (private.rate_kinds()) then
-        wanted := places_nearby.rate_kind;
-    else
-        wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
-    end if;
+    wanted := private.rate_kind_argument(coalesce(places_nearby.rate_kind, ''));
     origin := extensions.st_setsrid(extensions.st_makepoint(places_nearby.lng, places_nearby.lat), 4326)::extensions.geography;
     fetched := places_nearby.max_results + 1 + spare;
 
